@@ -1,0 +1,38 @@
+# The project's driver (committed; autotools output lives in build directories).
+#   make run    - install what is missing, build, run the journal on SQLite in the foreground
+#   make check  - install what is missing, build, run every test
+#   make bench  - benchmarks
+#   make build  - just build (./build)
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+
+.PHONY: all build build-asan run check unit api bench deps clean distclean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh
+
+build: deps
+	@sh scripts/build.sh $(BUILD_DIR)
+
+build-asan: deps
+	@sh scripts/build.sh $(ASAN_DIR) --enable-sanitizers
+
+run: build
+	@sh scripts/run.sh
+
+check: deps
+	@sh scripts/check.sh
+
+bench: build
+	@sh scripts/bench.sh
+
+clean:
+	@[ ! -f $(BUILD_DIR)/Makefile ] || $(MAKE) -C $(BUILD_DIR) clean
+	@[ ! -f $(ASAN_DIR)/Makefile ] || $(MAKE) -C $(ASAN_DIR) clean
+
+distclean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) autom4te.cache build-aux m4 aclocal.m4 configure \
+		Makefile.in config.h.in config.h.in~

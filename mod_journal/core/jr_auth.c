@@ -1,0 +1,194 @@
+#include <ctype.h>
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_auth.h"
+#include "jr_crypt.h"
+#include "jr_json.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+const jr_stmt_def_t jr_stmts_auth[] = {
+    {"session_lookup",
+     "SELECT s.user_id, s.expires_at, u.username, u.role FROM sessions s"
+     " JOIN users u ON u.id = s.user_id"
+     " WHERE s.token_hash = %s AND s.expires_at > %s AND u.active = 1",
+     NULL},
+    {"session_insert",
+     "INSERT INTO sessions (token_hash, user_id, created_at, expires_at, client_ip)"
+     " VALUES (%s, " JR_INT ", %s, %s, %s)",
+     NULL},
+    {"session_delete", "DELETE FROM sessions WHERE token_hash = %s", NULL},
+    {"session_delete_user", "DELETE FROM sessions WHERE user_id = " JR_INT "", NULL},
+    {"session_purge", "DELETE FROM sessions WHERE expires_at <= %s", NULL},
+    {"login_user",
+     "SELECT id, password_hash, active FROM users WHERE username = %s", NULL},
+    {"user_branch_ids",
+     "SELECT branch_id FROM user_branches WHERE user_id = " JR_INT " ORDER BY branch_id", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const char *const bad_login = "invalid username or password";
+
+static int is_token(const char *t)
+{
+    size_t i;
+    if (!t || strlen(t) != 64) {
+        return 0;
+    }
+    for (i = 0; i < 64; ++i) {
+        if (!isxdigit((unsigned char)t[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+    *out = apr_array_make(ctx->pool, 4, sizeof(long long));
+    rv = jr_db_select(ctx->db, ctx->pool, "user_branch_ids", &rows,
+                      JR_ARGS(jr_i64(ctx->pool, user_id)));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        APR_ARRAY_PUSH(*out, long long) = jr_rows_int(rows, i, "branch_id", 0);
+    }
+    return APR_SUCCESS;
+}
+
+void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids)
+{
+    ctx->who.branch_ids = ids;
+    ctx->who.branch_json =
+        ctx->who.role == JR_ROLE_ADMIN ? NULL : jr_ids_json(ctx->pool, ids);
+}
+
+int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    apr_array_header_t *branches;
+    const char *hash;
+
+    if (!token || !*token) {
+        jr_fail(res, p, 401, "authentication required: send the session token in X-Auth-Token");
+        return 0;
+    }
+    if (!is_token(token)) {
+        jr_fail(res, p, 401, "invalid or expired session");
+        return 0;
+    }
+    hash = jr_sha256_hex(p, token, strlen(token));
+    if (jr_db_select(ctx->db, p, "session_lookup", &rows, JR_ARGS(hash, jr_now_iso(p))) !=
+        APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    if (rows->nrows != 1) {
+        jr_fail(res, p, 401, "invalid or expired session");
+        return 0;
+    }
+    ctx->who.authenticated = 1;
+    ctx->who.user_id = jr_rows_int(rows, 0, "user_id", 0);
+    ctx->who.username = jr_rows_get(rows, 0, "username");
+    ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
+    ctx->who.session_hash = hash;
+    if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    jr_identity_set_branches(ctx, branches);
+    return 1;
+}
+
+static const jr_field_t login_fields[] = {
+    {.name = "username", .type = JR_F_STRING, .required = 1, .min = 1, .max = 200},
+    {.name = "password", .type = JR_F_STRING, .required = 1, .min = 1, .max = 1024},
+    /* A honeypot: people never see this field, form-filling robots do. */
+    {.name = "website", .type = JR_F_STRING, .nullable = 1, .max = 2000},
+    {NULL},
+};
+
+
+apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, login_fields);
+    const char *username, *password, *website, *token, *expires;
+    jr_rows_t *rows;
+    int ok;
+    long long uid;
+    json_t *user;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
+    password = jr_json_str(in, "password", "");
+    website = jr_json_str(in, "website", NULL);
+    if (jr_db_select(ctx->db, p, "login_user", &rows, JR_ARGS(username)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows == 1 && jr_rows_int(rows, 0, "active", 0) == 1) {
+        ok = jr_password_check(password, jr_rows_get(rows, 0, "password_hash"));
+    } else {
+        /* Unknown and inactive users cost one bcrypt check too, so timing tells nothing. */
+        jr_password_check(password, ctx->cfg->dummy_hash);
+        ok = 0;
+    }
+    if (website && *website) {
+        ok = 0;
+    }
+    if (!ok) {
+        return jr_fail(res, p, 401, "%s", bad_login);
+    }
+    uid = jr_rows_int(rows, 0, "id", 0);
+    token = jr_new_token(p);
+    if (!token) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    expires = jr_iso_time(p, apr_time_now() + apr_time_from_sec(ctx->cfg->session_ttl));
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "session_purge", NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, "session_insert", NULL,
+                   JR_ARGS(jr_sha256_hex(p, token, strlen(token)), jr_i64(p, uid), jr_now_iso(p),
+                           expires, ctx->client_ip)) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    ctx->who.user_id = uid;
+    if (!(user = jr_user_load(ctx, uid))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200,
+                    json_pack("{s:s, s:s, s:O}", "token", token, "expires_at", expires, "user", user));
+}
+
+apr_status_t jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    if (jr_db_exec(ctx->db, ctx->pool, "session_delete", NULL, JR_ARGS(ctx->who.session_hash)) !=
+        APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    return jr_reply_ok(res, ctx->pool);
+}
+
+apr_status_t jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    json_t *user = jr_user_load(ctx, ctx->who.user_id);
+    if (!user) {
+        return jr_fail(res, ctx->pool, 401, "invalid or expired session");
+    }
+    return jr_reply(res, ctx->pool, 200, json_pack("{s:O}", "user", user));
+}

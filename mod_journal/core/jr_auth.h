@@ -1,0 +1,17 @@
+/* Session authentication for the administrative interface. */
+#ifndef JR_AUTH_H
+#define JR_AUTH_H
+
+#include "jr_ctx.h"
+
+/* Fills ctx->who from a session token. Returns 1 when valid; otherwise fills res (401, or
+ * 503 when the database fails) and returns 0. */
+int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res);
+
+/* Branch ids of a user, sorted. */
+apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out);
+
+/* Makes the identity's branch scope: admins see every branch. */
+void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids);
+
+#endif

@@ -1,0 +1,194 @@
+/* Branches: every record of the journal belongs to one through its group. */
+#include <apr_strings.h>
+
+#include "jr_json.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define BRANCH_COLS "id, name, created_at, updated_at"
+
+const jr_stmt_def_t jr_stmts_branches[] = {
+    JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
+              " ORDER BY id"),
+    {"branch_get", "SELECT " BRANCH_COLS " FROM branches WHERE id = " JR_INT, NULL},
+    {"branch_name_taken", "SELECT id FROM branches WHERE name = %s AND id <> CAST(%s AS BIGINT)",
+     NULL},
+    {"branch_insert",
+     "INSERT INTO branches (name, created_at, updated_at) VALUES (%s, %s, %s) RETURNING id", NULL},
+    {"branch_update", "UPDATE branches SET name = %s, updated_at = %s WHERE id = " JR_INT, NULL},
+    {"branch_delete", "DELETE FROM branches WHERE id = " JR_INT, NULL},
+    {"branch_group_count", "SELECT COUNT(*) AS n FROM study_groups WHERE branch_id = " JR_INT, NULL},
+    {NULL, NULL, NULL},
+};
+
+static const jr_field_t branch_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
+    {NULL},
+};
+
+static json_t *branch_json(const jr_rows_t *r, int i)
+{
+    return json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)jr_rows_int(r, i, "id", 0), "name",
+                     jr_rows_get(r, i, "name"), "created_at", jr_rows_get(r, i, "created_at"),
+                     "updated_at", jr_rows_get(r, i, "updated_at"));
+}
+
+/* The branch if it exists and the caller may see it. */
+static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
+{
+    jr_rows_t *rows;
+    *rv = jr_db_select(ctx->db, ctx->pool, "branch_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    if (*rv != APR_SUCCESS || rows->nrows != 1 || !jr_branch_visible(ctx, id)) {
+        return NULL;
+    }
+    return jr_json_own(ctx->pool, branch_json(rows, 0));
+}
+
+apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    jr_rows_t *rows;
+    json_t *out;
+    int i;
+    if (jr_db_select(ctx->db, ctx->pool, "branches_list", &rows,
+                     JR_ARGS(ctx->who.branch_json, ctx->who.branch_json)) != APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    out = json_array();
+    for (i = 0; i < rows->nrows; ++i) {
+        json_array_append_new(out, branch_json(rows, i));
+    }
+    return jr_reply(res, ctx->pool, 200, out);
+}
+
+apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_status_t rv;
+    json_t *b = branch_load(ctx, jr_param_id(ctx, "id"), &rv);
+    if (rv != APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    if (!b) {
+        return jr_fail(res, ctx->pool, 404, "branch not found");
+    }
+    return jr_reply(res, ctx->pool, 200, json_incref(b));
+}
+
+static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result_t *res)
+{
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, ctx->pool, "branch_name_taken", &rows,
+                     JR_ARGS(name, jr_i64(ctx->pool, self))) != APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "database unavailable");
+        return 1;
+    }
+    if (rows->nrows > 0) {
+        jr_fail(res, ctx->pool, 409, "a branch named '%s' already exists", name);
+        return 1;
+    }
+    return 0;
+}
+
+static const char *const conflict = "a branch with this name already exists";
+
+apr_status_t jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, branch_fields), *name, *now = jr_now_iso(p);
+    jr_rows_t *rows;
+    long long id;
+    apr_status_t rv;
+    json_t *b;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    name = jr_json_trimmed(p, in, "name");
+    if (name_taken(ctx, name, 0, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "branch_insert", &rows, JR_ARGS(name, now, now)) != APR_SUCCESS ||
+        rows->nrows != 1) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    id = jr_rows_int(rows, 0, "id", 0);
+    if (jr_audit(ctx, "create", "branch", id, jr_json_own(p, json_pack("[s]", "name"))) !=
+        APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(b = branch_load(ctx, id, &rv))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 201, json_incref(b));
+}
+
+apr_status_t jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *msg = jr_json_validate(p, in, branch_fields), *name;
+    apr_status_t rv;
+    json_t *b;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (!branch_load(ctx, id, &rv)) {
+        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
+                                 : jr_fail(res, p, 404, "branch not found");
+    }
+    name = jr_json_trimmed(p, in, "name");
+    if (name_taken(ctx, name, id, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "branch_update", NULL, JR_ARGS(name, jr_now_iso(p), jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        jr_audit(ctx, "update", "branch", id, jr_json_own(p, json_pack("[s]", "name"))) !=
+            APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(b = branch_load(ctx, id, &rv))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200, json_incref(b));
+}
+
+apr_status_t jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    apr_status_t rv;
+
+    if (!branch_load(ctx, id, &rv)) {
+        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
+                                 : jr_fail(res, p, 404, "branch not found");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    /* Checked inside the transaction so no group can slip in between. */
+    if (jr_db_select(ctx->db, p, "branch_group_count", &rows, JR_ARGS(jr_i64(p, id))) !=
+        APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_rows_int(rows, 0, "n", 0) > 0) {
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 409,
+                       "the branch still has groups (also in the trash): move or purge them first");
+    }
+    if (jr_db_exec(ctx->db, p, "branch_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "delete", "branch", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}

@@ -1,0 +1,170 @@
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include <apr_strings.h>
+
+#include "jr_ctx.h"
+#include "jr_json.h"
+#include "jr_log.h"
+#include "jr_util.h"
+
+void jr_result_init(jr_result_t *res, apr_pool_t *p)
+{
+    res->status = 500;
+    res->json = NULL;
+    res->headers = apr_table_make(p, 4);
+}
+
+apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+    va_start(ap, fmt);
+    msg = jr_pvsprintf(p, fmt, ap);
+    va_end(ap);
+    res->status = status;
+    res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
+{
+    res->status = status;
+    res->json = jr_json_own(p, json);
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p)
+{
+    return jr_reply(res, p, 200, json_pack("{s:b}", "ok", 1));
+}
+
+long long jr_param_id(const jr_ctx_t *ctx, const char *name)
+{
+    const char *v = apr_table_get(ctx->params, name);
+    return v ? atoll(v) : 0;
+}
+
+int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id)
+{
+    int i;
+    if (!ctx->who.branch_json) {
+        return 1;
+    }
+    for (i = 0; i < ctx->who.branch_ids->nelts; ++i) {
+        if (APR_ARRAY_IDX(ctx->who.branch_ids, i, long long) == branch_id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int jr_list_params(jr_ctx_t *ctx, jr_result_t *res, long long *limit, long long *offset)
+{
+    const char *l = apr_table_get(ctx->query, "limit");
+    const char *o = apr_table_get(ctx->query, "offset");
+    *limit = JR_LIMIT_DEFAULT;
+    *offset = 0;
+    if (l && jr_parse_int64(l, 1, JR_LIMIT_MAX, limit) != 0) {
+        jr_fail(res, ctx->pool, 400, "limit must be an integer between 1 and %d", JR_LIMIT_MAX);
+        return -1;
+    }
+    if (o && jr_parse_int64(o, 0, 1000000000LL, offset) != 0) {
+        jr_fail(res, ctx->pool, 400, "offset must be a non-negative integer");
+        return -1;
+    }
+    return 0;
+}
+
+long long jr_query_id(jr_ctx_t *ctx, jr_result_t *res, const char *name)
+{
+    const char *v = apr_table_get(ctx->query, name);
+    long long id;
+    if (!v || !*v) {
+        return 0;
+    }
+    if (jr_parse_int64(v, 1, 9007199254740991LL, &id) != 0) {
+        jr_fail(res, ctx->pool, 400, "%s must be a positive integer", name);
+        return -1;
+    }
+    return id;
+}
+
+const char *jr_ids_json(apr_pool_t *p, const apr_array_header_t *ids)
+{
+    char *out = apr_pstrdup(p, "[");
+    int i;
+    for (i = 0; i < ids->nelts; ++i) {
+        out = jr_psprintf(p, "%s%s%lld", out, i ? "," : "", APR_ARRAY_IDX(ids, i, long long));
+    }
+    return apr_pstrcat(p, out, "]", NULL);
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr)
+{
+    apr_array_header_t *ids = apr_array_make(p, 4, sizeof(long long));
+    size_t i;
+    json_t *v;
+    int n = 0, k;
+    json_array_foreach((json_t *)arr, i, v) {
+        APR_ARRAY_PUSH(ids, long long) = json_integer_value(v);
+    }
+    if (ids->nelts > 1) {
+        qsort(ids->elts, (size_t)ids->nelts, sizeof(long long), cmp_ll);
+        for (k = 0; k < ids->nelts; ++k) {
+            long long x = APR_ARRAY_IDX(ids, k, long long);
+            if (n == 0 || APR_ARRAY_IDX(ids, n - 1, long long) != x) {
+                APR_ARRAY_IDX(ids, n++, long long) = x;
+            }
+        }
+        ids->nelts = n;
+    }
+    return ids;
+}
+
+apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res)
+{
+    apr_status_t rv = jr_db_begin(ctx->db);
+    if (rv != APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "database busy, try again");
+    }
+    return rv;
+}
+
+apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res)
+{
+    apr_status_t rv = jr_db_commit(ctx->db);
+    if (rv != APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "database busy, try again");
+    }
+    return rv;
+}
+
+apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
+{
+    int unique = jr_db_unique_violation(ctx->db);
+    jr_db_rollback(ctx->db);
+    if (unique && conflict_msg) {
+        return jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+    }
+    return jr_fail(res, ctx->pool, 500, "internal error");
+}
+
+apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
+                           long long limit, long long offset)
+{
+    if (ctx->iface == JR_IF_V1) {
+        return jr_reply(res, ctx->pool, 200,
+                        json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
+                                  (json_int_t)total, "limit", (json_int_t)limit, "offset",
+                                  (json_int_t)offset));
+    }
+    apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
+    return jr_reply(res, ctx->pool, 200, items);
+}

@@ -1,0 +1,117 @@
+/* The context of one operation: who asks, through which interface, with which database,
+ * and the result it produces. Operations are transport-neutral: the module, the CLI and
+ * the unit tests all drive them through this struct. */
+#ifndef JR_CTX_H
+#define JR_CTX_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <jansson.h>
+
+#include "jr_db.h"
+
+#define JR_VERSION "0.1.0"
+
+typedef enum {
+    JR_ROLE_NONE = 0,
+    JR_ROLE_TUTOR,
+    JR_ROLE_ADMIN
+} jr_role_e;
+
+typedef enum {
+    JR_IF_ADMIN = 1, /* /api, session tokens */
+    JR_IF_V1 = 2     /* /api/v1, API keys */
+} jr_iface_e;
+
+/* The caller. The branch restriction lives here so that every query can apply it:
+ * branch_json is NULL for "every branch", otherwise a JSON array of branch ids. */
+typedef struct {
+    int authenticated;
+    long long user_id;
+    long long key_id;
+    const char *username;
+    jr_role_e role;
+    apr_array_header_t *branch_ids; /* of long long; all branches when branch_json is NULL */
+    const char *branch_json;
+    int via_api_key;
+    const char *session_hash;
+} jr_identity_t;
+
+/* Settings of the host, fixed after startup. */
+typedef struct {
+    long long session_ttl; /* seconds */
+    int bcrypt_cost;
+    const char *dummy_hash; /* bcrypt hash checked for unknown users, so timing matches */
+} jr_config_t;
+
+typedef struct jr_ctx {
+    apr_pool_t *pool;
+    jr_db_t *db;
+    const jr_config_t *cfg;
+    jr_identity_t who;
+    jr_iface_e iface;
+    const char *client_ip;
+    const char *method;
+    apr_table_t *params; /* path parameters by name */
+    apr_table_t *query;  /* decoded query string */
+} jr_ctx_t;
+
+typedef struct {
+    int status;
+    json_t *json;
+    apr_table_t *headers; /* extra response headers */
+} jr_result_t;
+
+void jr_result_init(jr_result_t *res, apr_pool_t *p);
+
+/* Fills res with {"error": message}. Always returns APR_SUCCESS: the operation succeeded in
+ * producing an answer. */
+apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
+apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p);
+
+/* An integer path parameter (the router guarantees its form). */
+long long jr_param_id(const jr_ctx_t *ctx, const char *name);
+
+/* 1 when the caller may see records of branch_id. */
+int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id);
+
+/* Reads limit/offset from the query. Returns 0, or fills res with a 400 and returns -1. */
+#define JR_LIMIT_DEFAULT 50
+#define JR_LIMIT_MAX 1000
+int jr_list_params(jr_ctx_t *ctx, jr_result_t *res, long long *limit, long long *offset);
+
+/* Reads an optional integer id from the query ("branch_id"): 0 when absent, -1 with a 400
+ * in res when malformed. */
+long long jr_query_id(jr_ctx_t *ctx, jr_result_t *res, const char *name);
+
+/* JSON array text of ids, e.g. "[1,5]". */
+const char *jr_ids_json(apr_pool_t *p, const apr_array_header_t *ids);
+
+/* Sorted, de-duplicated ids of a JSON integer array. */
+apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr);
+
+/* Writes one audit row in the caller's transaction. changes: JSON array of field names or
+ * NULL. Never pass secret values: names only. */
+apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type,
+                      long long entity_id, const json_t *changes);
+
+/* Starts a write transaction; on failure fills res with a 503. Returns APR_SUCCESS or not. */
+apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res);
+/* Commits; on failure fills res with a 500 unless the failure is a unique violation (409
+ * with conflict_msg when not NULL). */
+apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res);
+
+/* Answers a failed statement inside a transaction: rolls back and fills res with 409 when
+ * it was a unique violation and conflict_msg is given, else 500. */
+apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg);
+
+
+
+/* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an
+ * X-Total-Count header on /api. Takes ownership of items. */
+apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
+                           long long limit, long long offset);
+
+#endif

@@ -1,0 +1,319 @@
+#include <string.h>
+
+#include <apr_strings.h>
+#include <sqlite3.h>
+
+#include "jr_db.h"
+#include "jr_log.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define JR_SQLITE_BUSY_MS "2000"
+
+jr_dialect_e jr_db_dialect_of(const char *name)
+{
+    if (!name) {
+        return 0;
+    }
+    if (!strcmp(name, "sqlite3")) {
+        return JR_DB_SQLITE;
+    }
+    if (!strcmp(name, "pgsql")) {
+        return JR_DB_PGSQL;
+    }
+    return 0;
+}
+
+static apr_status_t rollback_on_cleanup(void *data)
+{
+    jr_db_t *db = data;
+    if (db->in_tx) {
+        jr_log(JR_LOG_WARN, 0, "JR01001: rolling back a transaction left open by a request");
+        jr_db_rollback(db);
+    }
+    return APR_SUCCESS;
+}
+
+jr_db_t *jr_db_wrap(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                    apr_hash_t *prepared)
+{
+    jr_db_t *db = apr_pcalloc(p, sizeof(*db));
+    db->driver = driver;
+    db->handle = handle;
+    db->prepared = prepared;
+    db->pool = p;
+    db->dialect = jr_db_dialect_of(apr_dbd_name(driver));
+    apr_pool_cleanup_register(p, db, rollback_on_cleanup, apr_pool_cleanup_null);
+    return db;
+}
+
+apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    if (jr_db_dialect_of(apr_dbd_name(driver)) == JR_DB_SQLITE) {
+        sqlite3 *conn = apr_dbd_native_handle(driver, handle);
+        char *msg = NULL;
+        /* The driver's own retry loop releases its mutex between tries; a moderate
+         * busy_timeout covers longer writers in other processes. */
+        int rc = sqlite3_exec(conn,
+                              "PRAGMA busy_timeout = " JR_SQLITE_BUSY_MS ";"
+                              "PRAGMA foreign_keys = ON;"
+                              "PRAGMA synchronous = NORMAL;",
+                              NULL, NULL, &msg);
+        if (rc != SQLITE_OK) {
+            jr_log(JR_LOG_ERR, 0, "JR01002: SQLite connection setup failed: %s", msg ? msg : "?");
+            sqlite3_free(msg);
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver_name,
+                        const char *params, const char **err)
+{
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle = NULL;
+    const char *dberr = NULL;
+    apr_status_t rv;
+    jr_db_t *db;
+
+    *pdb = NULL;
+    if (!jr_db_dialect_of(driver_name)) {
+        *err = apr_psprintf(p, "unsupported database driver '%s' (use sqlite3 or pgsql)",
+                            driver_name ? driver_name : "");
+        return APR_EINVAL;
+    }
+    apr_dbd_init(p);
+    if ((rv = apr_dbd_get_driver(p, driver_name, &driver)) != APR_SUCCESS) {
+        *err = apr_psprintf(p, "cannot load the apr_dbd %s driver (is libaprutil1-dbd-%s installed?)",
+                            driver_name, driver_name);
+        return rv;
+    }
+    if ((rv = apr_dbd_open_ex(driver, p, params, &handle, &dberr)) != APR_SUCCESS) {
+        *err = apr_psprintf(p, "cannot open the %s database: %s", driver_name,
+                            dberr ? dberr : "unknown error");
+        return rv;
+    }
+    if ((rv = jr_db_setup_connection(driver, handle)) != APR_SUCCESS) {
+        *err = "connection setup failed";
+        apr_dbd_close(driver, handle);
+        return rv;
+    }
+    db = apr_pcalloc(p, sizeof(*db));
+    db->driver = driver;
+    db->handle = handle;
+    db->pool = p;
+    db->prepared = apr_hash_make(p);
+    db->dialect = jr_db_dialect_of(driver_name);
+    apr_pool_cleanup_register(p, db, rollback_on_cleanup, apr_pool_cleanup_null);
+    *pdb = db;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_prepare_all(jr_db_t *db)
+{
+    const jr_stmt_def_t *const *t;
+    const jr_stmt_def_t *d;
+    for (t = jr_stmt_tables; *t; ++t) {
+    for (d = *t; d->label; ++d) {
+        apr_dbd_prepared_t *stmt = NULL;
+        int rc = apr_dbd_prepare(db->driver, db->pool, db->handle, jr_stmt_sql(d, db->dialect),
+                                 d->label, &stmt);
+        if (rc != 0) {
+            jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", d->label,
+                   apr_dbd_error(db->driver, db->handle, rc));
+            return APR_EGENERAL;
+        }
+        apr_hash_set(db->prepared, d->label, APR_HASH_KEY_STRING, stmt);
+    }
+    }
+    return APR_SUCCESS;
+}
+
+void jr_db_close(jr_db_t *db)
+{
+    if (db && db->handle) {
+        if (db->in_tx) {
+            jr_db_rollback(db);
+        }
+        apr_dbd_close(db->driver, db->handle);
+        db->handle = NULL;
+    }
+}
+
+static apr_dbd_prepared_t *lookup(jr_db_t *db, const char *label)
+{
+    apr_dbd_prepared_t *stmt = apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING);
+    if (!stmt) {
+        jr_log(JR_LOG_ERR, 0, "JR01004: statement %s is not prepared on this connection", label);
+    }
+    return stmt;
+}
+
+static void note_error(jr_db_t *db, apr_pool_t *p, const char *label, int rc)
+{
+    const char *msg = apr_dbd_error(db->driver, db->handle, rc);
+    db->last_error = apr_pstrdup(p, msg ? msg : "unknown database error");
+    if (!jr_db_unique_violation(db)) {
+        jr_log(JR_LOG_ERR, 0, "JR01005: statement %s failed: %s", label, db->last_error);
+    }
+}
+
+apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
+                          int nargs, const char **args)
+{
+    apr_dbd_prepared_t *stmt = lookup(db, label);
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_array_header_t *rows;
+    jr_rows_t *r;
+    int rc, c;
+
+    *out = NULL;
+    if (!stmt) {
+        return APR_EGENERAL;
+    }
+    db->last_error = NULL;
+    if ((rc = apr_dbd_pselect(db->driver, p, db->handle, &res, stmt, 1, nargs, args)) != 0) {
+        note_error(db, p, label, rc);
+        return APR_EGENERAL;
+    }
+    r = apr_pcalloc(p, sizeof(*r));
+    r->ncols = apr_dbd_num_cols(db->driver, res);
+    r->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
+    for (c = 0; c < r->ncols; ++c) {
+        /* Copies: the pgsql driver frees its result after the last row. */
+        r->names[c] = apr_pstrdup(p, apr_dbd_get_name(db->driver, res, c));
+    }
+    rows = apr_array_make(p, 16, sizeof(const char **));
+    while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
+        const char **vals = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
+        for (c = 0; c < r->ncols; ++c) {
+            char *v = NULL;
+            if (apr_dbd_datum_get(db->driver, row, c, APR_DBD_TYPE_STRING, &v) != APR_SUCCESS) {
+                v = NULL;
+            }
+            vals[c] = v ? apr_pstrdup(p, v) : NULL;
+        }
+        APR_ARRAY_PUSH(rows, const char **) = vals;
+    }
+    r->nrows = rows->nelts;
+    r->rows = (const char ***)rows->elts;
+    *out = r;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
+                        const char **args)
+{
+    apr_dbd_prepared_t *stmt = lookup(db, label);
+    int n = 0, rc;
+    if (!stmt) {
+        return APR_EGENERAL;
+    }
+    db->last_error = NULL;
+    if ((rc = apr_dbd_pquery(db->driver, p, db->handle, &n, stmt, nargs, args)) != 0) {
+        note_error(db, p, label, rc);
+        return APR_EGENERAL;
+    }
+    if (nrows) {
+        *nrows = n;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t plain(jr_db_t *db, const char *sql)
+{
+    int n = 0, rc = apr_dbd_query(db->driver, db->handle, &n, sql);
+    if (rc != 0) {
+        const char *msg = apr_dbd_error(db->driver, db->handle, rc);
+        db->last_error = msg;
+        jr_log(JR_LOG_ERR, 0, "JR01006: %s failed: %s", sql, msg ? msg : "?");
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_begin(jr_db_t *db)
+{
+    apr_status_t rv = plain(db, db->dialect == JR_DB_SQLITE ? "BEGIN IMMEDIATE" : "BEGIN");
+    if (rv == APR_SUCCESS) {
+        db->in_tx = 1;
+    }
+    return rv;
+}
+
+apr_status_t jr_db_commit(jr_db_t *db)
+{
+    apr_status_t rv = plain(db, "COMMIT");
+    if (rv != APR_SUCCESS) {
+        jr_db_rollback(db);
+        return rv;
+    }
+    db->in_tx = 0;
+    return APR_SUCCESS;
+}
+
+void jr_db_rollback(jr_db_t *db)
+{
+    int n = 0;
+    db->in_tx = 0;
+    apr_dbd_query(db->driver, db->handle, &n, "ROLLBACK");
+}
+
+apr_status_t jr_db_ping(jr_db_t *db)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_pool_t *p;
+    apr_status_t rv = APR_SUCCESS;
+    if (apr_pool_create(&p, db->pool) != APR_SUCCESS) {
+        return APR_ENOMEM;
+    }
+    if (apr_dbd_check_conn(db->driver, p, db->handle) != APR_SUCCESS ||
+        apr_dbd_select(db->driver, p, db->handle, &res, "SELECT 1", 1) != 0) {
+        rv = APR_EGENERAL;
+    } else {
+        while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
+        }
+    }
+    apr_pool_destroy(p);
+    return rv;
+}
+
+int jr_db_unique_violation(const jr_db_t *db)
+{
+    const char *m = db->last_error;
+    return m && (strstr(m, "UNIQUE constraint failed") || strstr(m, "duplicate key value"));
+}
+
+static int col_index(const jr_rows_t *r, const char *col)
+{
+    int c;
+    for (c = 0; c < r->ncols; ++c) {
+        if (!strcmp(r->names[c], col)) {
+            return c;
+        }
+    }
+    jr_log(JR_LOG_ERR, 0, "JR01007: result has no column %s", col);
+    return -1;
+}
+
+const char *jr_rows_get(const jr_rows_t *r, int row, const char *col)
+{
+    int c;
+    if (!r || row < 0 || row >= r->nrows || (c = col_index(r, col)) < 0) {
+        return NULL;
+    }
+    return r->rows[row][c];
+}
+
+long long jr_rows_int(const jr_rows_t *r, int row, const char *col, long long dflt)
+{
+    const char *v = jr_rows_get(r, row, col);
+    long long n;
+    if (!v || jr_parse_int64(v, -9223372036854775807LL, 9223372036854775807LL, &n) != 0) {
+        return dflt;
+    }
+    return n;
+}

@@ -1,0 +1,75 @@
+/* Database access over apr_dbd: prepared statements by label, materialised results,
+ * explicit transactions. The same code runs on SQLite and PostgreSQL. */
+#ifndef JR_DB_H
+#define JR_DB_H
+
+#include <apr_dbd.h>
+#include <apr_hash.h>
+#include <apr_pools.h>
+
+typedef enum {
+    JR_DB_SQLITE = 1,
+    JR_DB_PGSQL = 2
+} jr_dialect_e;
+
+typedef struct jr_db {
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    apr_hash_t *prepared; /* label -> apr_dbd_prepared_t* */
+    apr_pool_t *pool;
+    jr_dialect_e dialect;
+    int in_tx;
+    const char *last_error; /* message of the last failed statement, for logs only */
+} jr_db_t;
+
+/* Rows of a select: every value is text; NULL stands for SQL NULL. */
+typedef struct {
+    int ncols;
+    int nrows;
+    const char **names;
+    const char ***rows;
+} jr_rows_t;
+
+/* Builds an argument list for jr_db_select/jr_db_exec: JR_ARGS("a", NULL, b). */
+#define JR_ARGS(...) \
+    (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), (const char *[]){__VA_ARGS__}
+#define JR_NOARGS 0, NULL
+
+/* Dialect of a driver name ("sqlite3", "pgsql"); 0 when unsupported. */
+jr_dialect_e jr_db_dialect_of(const char *driver_name);
+
+/* Wraps a pooled connection (mod_dbd). The wrapper rolls back an open transaction when p is
+ * cleared, so a failed request never returns a connection to the pool mid-transaction. */
+jr_db_t *jr_db_wrap(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                    apr_hash_t *prepared);
+
+/* Per-connection settings (SQLite: busy timeout, foreign keys, synchronous). */
+apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+
+/* Opens a connection of our own (CLI, worker, tests) and applies the connection settings.
+ * Statements are not prepared: call jr_db_prepare_all after migrating. */
+apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver, const char *params,
+                        const char **err);
+apr_status_t jr_db_prepare_all(jr_db_t *db);
+void jr_db_close(jr_db_t *db);
+
+apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
+                          int nargs, const char **args);
+apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
+                        const char **args);
+
+/* Write transactions: BEGIN IMMEDIATE on SQLite so the write lock is taken up front. */
+apr_status_t jr_db_begin(jr_db_t *db);
+apr_status_t jr_db_commit(jr_db_t *db);
+void jr_db_rollback(jr_db_t *db);
+
+/* Runs a plain statement without parameters (health checks). */
+apr_status_t jr_db_ping(jr_db_t *db);
+
+/* 1 when the last failure was a unique-constraint violation. */
+int jr_db_unique_violation(const jr_db_t *db);
+
+const char *jr_rows_get(const jr_rows_t *r, int row, const char *col);
+long long jr_rows_int(const jr_rows_t *r, int row, const char *col, long long dflt);
+
+#endif

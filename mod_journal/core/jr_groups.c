@@ -1,0 +1,324 @@
+/* Groups: belong to a branch, may have a tutor; soft delete with restore. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_json.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define GROUP_COLS "g.id, g.name, g.branch_id, g.tutor_id, g.created_at, g.updated_at"
+#define GROUP_FILTER \
+    " FROM study_groups g WHERE g.deleted_at IS NULL" \
+    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT)) AND "
+
+const jr_stmt_def_t jr_stmts_groups[] = {
+    JR_SCOPED("groups_list", "SELECT " GROUP_COLS GROUP_FILTER, "g.branch_id",
+              " ORDER BY g.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("groups_count", "SELECT COUNT(*) AS n" GROUP_FILTER, "g.branch_id", ""),
+    {"group_get", "SELECT " GROUP_COLS ", g.deleted_at FROM study_groups g WHERE g.id = " JR_INT, NULL},
+    {"group_name_taken",
+     "SELECT id FROM study_groups WHERE branch_id = " JR_INT " AND name = %s AND deleted_at IS NULL"
+     " AND id <> CAST(%s AS BIGINT)",
+     NULL},
+    {"group_insert",
+     "INSERT INTO study_groups (name, branch_id, tutor_id, created_at, updated_at)"
+     " VALUES (%s, " JR_INT ", " JR_INT ", %s, %s) RETURNING id",
+     NULL},
+    {"group_update",
+     "UPDATE study_groups SET name = %s, branch_id = " JR_INT ", tutor_id = " JR_INT ", updated_at = %s"
+     " WHERE id = " JR_INT,
+     NULL},
+    {"group_soft_delete",
+     "UPDATE study_groups SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
+     " WHERE id = " JR_INT " AND deleted_at IS NULL",
+     NULL},
+    {"group_restore",
+     "UPDATE study_groups SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
+     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
+     NULL},
+    {"tutor_check",
+     "SELECT u.role, u.active, (SELECT COUNT(*) FROM user_branches ub WHERE ub.user_id = u.id"
+     " AND ub.branch_id = CAST(%s AS BIGINT)) AS member FROM users u WHERE u.id = " JR_INT,
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+
+static const jr_field_t create_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
+    {.name = "branch_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
+    {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
+    {.name = "branch_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
+    {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
+    {NULL},
+};
+
+static json_t *group_json(const jr_rows_t *r, int i)
+{
+    const char *tutor = jr_rows_get(r, i, "tutor_id");
+    return json_pack("{s:I, s:s, s:I, s:o, s:s, s:s}", "id", (json_int_t)jr_rows_int(r, i, "id", 0),
+                     "name", jr_rows_get(r, i, "name"), "branch_id",
+                     (json_int_t)jr_rows_int(r, i, "branch_id", 0), "tutor_id",
+                     tutor ? json_integer(jr_rows_int(r, i, "tutor_id", 0)) : json_null(),
+                     "created_at", jr_rows_get(r, i, "created_at"), "updated_at",
+                     jr_rows_get(r, i, "updated_at"));
+}
+
+/* The group row if it exists, the caller may see its branch, and its trash state matches. */
+static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status_t *rv)
+{
+    jr_rows_t *rows;
+    *rv = jr_db_select(ctx->db, ctx->pool, "group_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    if (*rv != APR_SUCCESS || rows->nrows != 1 ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0)) ||
+        (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
+        return NULL;
+    }
+    return rows;
+}
+
+static apr_status_t not_found(jr_ctx_t *ctx, jr_result_t *res, apr_status_t rv)
+{
+    return rv != APR_SUCCESS ? jr_fail(res, ctx->pool, 503, "database unavailable")
+                             : jr_fail(res, ctx->pool, 404, "group not found");
+}
+
+apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long limit, offset, branch = jr_query_id(ctx, res, "branch_id");
+    const char *b, *scope = ctx->who.branch_json;
+    jr_rows_t *rows, *count;
+    json_t *items;
+    int i;
+
+    if (branch < 0 || jr_list_params(ctx, res, &limit, &offset) != 0) {
+        return APR_SUCCESS;
+    }
+    b = branch ? jr_i64(p, branch) : NULL;
+    if (jr_db_select(ctx->db, p, "groups_list", &rows,
+                     JR_ARGS(b, b, scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
+            APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
+            APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    items = json_array();
+    for (i = 0; i < rows->nrows; ++i) {
+        json_array_append_new(items, group_json(rows, i));
+    }
+    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+apr_status_t jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_status_t rv;
+    jr_rows_t *rows = group_row(ctx, jr_param_id(ctx, "id"), 0, &rv);
+    if (!rows) {
+        return not_found(ctx, res, rv);
+    }
+    return jr_reply(res, ctx->pool, 200, group_json(rows, 0));
+}
+
+/* Every check of a group's fields against the database, before any write. */
+static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const char *name,
+                       long long branch, long long tutor)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    apr_array_header_t *one = apr_array_make(p, 1, sizeof(long long));
+    apr_status_t rv;
+
+    APR_ARRAY_PUSH(one, long long) = branch;
+    if (jr_branches_missing(ctx, one, &rv) || rv != APR_SUCCESS) {
+        if (rv != APR_SUCCESS) {
+            jr_fail(res, p, 503, "database unavailable");
+        } else {
+            jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+        }
+        return -1;
+    }
+    if (tutor) {
+        if (jr_db_select(ctx->db, p, "tutor_check", &rows,
+                         JR_ARGS(jr_i64(p, branch), jr_i64(p, tutor))) != APR_SUCCESS) {
+            jr_fail(res, p, 503, "database unavailable");
+            return -1;
+        }
+        if (rows->nrows != 1 || jr_rows_int(rows, 0, "active", 0) != 1) {
+            jr_fail(res, p, 400, "tutor_id: user %lld does not exist or is inactive", tutor);
+            return -1;
+        }
+        if (!strcmp(jr_rows_get(rows, 0, "role"), "tutor") &&
+            jr_rows_int(rows, 0, "member", 0) == 0) {
+            jr_fail(res, p, 400, "tutor_id: user %lld is not assigned to branch %lld", tutor,
+                    branch);
+            return -1;
+        }
+    }
+    if (jr_db_select(ctx->db, p, "group_name_taken", &rows,
+                     JR_ARGS(jr_i64(p, branch), name, jr_i64(p, self))) != APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return -1;
+    }
+    if (rows->nrows > 0) {
+        jr_fail(res, p, 409, "a group named '%s' already exists in branch %lld", name, branch);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const conflict = "a group with this name already exists in the branch";
+
+
+apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    long long branch, tutor, id;
+    jr_rows_t *rows;
+    apr_status_t rv;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    name = jr_json_trimmed(p, in, "name");
+    branch = jr_json_int(in, "branch_id", 0);
+    tutor = jr_json_int(in, "tutor_id", 0);
+    if (check_group(ctx, res, 0, name, branch, tutor) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "group_insert", &rows,
+                     JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, now, now)) !=
+            APR_SUCCESS ||
+        rows->nrows != 1) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    id = jr_rows_int(rows, 0, "id", 0);
+    if (jr_audit(ctx, "create", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(rows = group_row(ctx, id, 0, &rv))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 201, group_json(rows, 0));
+}
+
+apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), branch, tutor;
+    const char *msg = jr_json_validate(p, in, update_fields), *name;
+    jr_rows_t *rows;
+    json_t *t;
+    apr_status_t rv;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (!(rows = group_row(ctx, id, 0, &rv))) {
+        return not_found(ctx, res, rv);
+    }
+    name = jr_json_trimmed(p, in, "name");
+    name = name ? name : jr_rows_get(rows, 0, "name");
+    branch = jr_json_int(in, "branch_id", jr_rows_int(rows, 0, "branch_id", 0));
+    t = json_object_get(in, "tutor_id");
+    tutor = t ? (json_is_null(t) ? 0 : json_integer_value(t)) : jr_rows_int(rows, 0, "tutor_id", 0);
+    if (!jr_branch_visible(ctx, branch)) {
+        return jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+    }
+    if (check_group(ctx, res, id, name, branch, t && !json_is_null(t) ? tutor : 0) != 0 ||
+        jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "group_update", NULL,
+                   JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, jr_now_iso(p),
+                           jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(rows = group_row(ctx, id, 0, &rv))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200, group_json(rows, 0));
+}
+
+apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *now = jr_now_iso(p);
+    apr_status_t rv;
+    int n = 0;
+
+    if (!group_row(ctx, id, 0, &rv)) {
+        return not_found(ctx, res, rv);
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "group_soft_delete", &n,
+                   JR_ARGS(now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL, now,
+                           jr_i64(p, id))) != APR_SUCCESS ||
+        (n == 1 && jr_audit(ctx, "delete", "group", id, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n != 1) { /* deleted by a concurrent request */
+        jr_db_rollback(ctx->db);
+        return not_found(ctx, res, APR_SUCCESS);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}
+
+apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows, *taken;
+    apr_status_t rv;
+
+    if (!(rows = group_row(ctx, id, 1, &rv))) {
+        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
+                                 : jr_fail(res, p, 404, "no deleted group with this id");
+    }
+    if (jr_db_select(ctx->db, p, "group_name_taken", &taken,
+                     JR_ARGS(jr_rows_get(rows, 0, "branch_id"), jr_rows_get(rows, 0, "name"),
+                             jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (taken->nrows > 0) {
+        return jr_fail(res, p, 409, "another group named '%s' exists in the branch: rename it first",
+                       jr_rows_get(rows, 0, "name"));
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "group_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        jr_audit(ctx, "restore", "group", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(rows = group_row(ctx, id, 0, &rv))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200, group_json(rows, 0));
+}

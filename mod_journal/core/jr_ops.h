@@ -1,0 +1,45 @@
+/* Operations, one family per file. Each is a jr_op_fn: (ctx, validated input, result). */
+#ifndef JR_OPS_H
+#define JR_OPS_H
+
+#include "jr_router.h"
+
+/* jr_health.c */
+jr_op_fn jr_op_health;
+
+/* jr_auth.c */
+jr_op_fn jr_op_login;
+jr_op_fn jr_op_logout;
+jr_op_fn jr_op_me;
+
+/* jr_users.c */
+jr_op_fn jr_op_users_list;
+jr_op_fn jr_op_users_get;
+jr_op_fn jr_op_users_create;
+jr_op_fn jr_op_users_update;
+jr_op_fn jr_op_users_delete;
+
+/* jr_branches.c */
+jr_op_fn jr_op_branches_list;
+jr_op_fn jr_op_branches_get;
+jr_op_fn jr_op_branches_create;
+jr_op_fn jr_op_branches_update;
+jr_op_fn jr_op_branches_delete;
+
+/* jr_groups.c */
+jr_op_fn jr_op_groups_list;
+jr_op_fn jr_op_groups_get;
+jr_op_fn jr_op_groups_create;
+jr_op_fn jr_op_groups_update;
+jr_op_fn jr_op_groups_delete;
+jr_op_fn jr_op_groups_restore;
+
+/* Shared helpers. */
+
+/* The user record as the API shows it (never the password hash). NULL when absent. */
+json_t *jr_user_load(jr_ctx_t *ctx, long long id);
+
+/* Checks that every id exists as a branch. Returns 0, or the first missing id. */
+long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_status_t *rv);
+
+#endif

@@ -1,0 +1,191 @@
+#include <string.h>
+#include <strings.h>
+
+#include <apr_strings.h>
+
+#include "jr_auth.h"
+#include "jr_json.h"
+#include "jr_router.h"
+#include "jr_util.h"
+
+const jr_route_t *jr_routes_for(const char *path, jr_iface_e *iface)
+{
+    if (!strncmp(path, "/api/v1/", 8) || !strcmp(path, "/api/v1")) {
+        *iface = JR_IF_V1;
+        return jr_routes_v1;
+    }
+    *iface = JR_IF_ADMIN;
+    return jr_routes_admin;
+}
+
+static int is_id(const char *s)
+{
+    size_t n = strlen(s), i;
+    if (n == 0 || n > 15 || s[0] == '0') {
+        return 0;
+    }
+    for (i = 0; i < n; ++i) {
+        if (s[i] < '0' || s[i] > '9') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Splits a raw path into decoded segments. NULL when a segment does not decode. */
+static apr_array_header_t *segments(apr_pool_t *p, const char *path, int decode)
+{
+    apr_array_header_t *segs = apr_array_make(p, 8, sizeof(char *));
+    char *copy = apr_pstrdup(p, path), *tok, *last;
+    size_t n = strlen(copy);
+    if (n > 1 && copy[n - 1] == '/') {
+        copy[n - 1] = '\0'; /* one trailing slash is tolerated */
+    }
+    for (tok = apr_strtok(copy, "/", &last); tok; tok = apr_strtok(NULL, "/", &last)) {
+        char *seg = decode ? jr_url_decode(p, tok, 0) : tok;
+        if (!seg) {
+            return NULL;
+        }
+        APR_ARRAY_PUSH(segs, char *) = seg;
+    }
+    return segs;
+}
+
+static int match_pattern(apr_pool_t *p, const char *pattern, apr_array_header_t *segs,
+                         apr_table_t *params)
+{
+    apr_array_header_t *pat = segments(p, pattern, 0);
+    int i;
+    if (pat->nelts != segs->nelts) {
+        return 0;
+    }
+    for (i = 0; i < pat->nelts; ++i) {
+        const char *ps = APR_ARRAY_IDX(pat, i, char *);
+        const char *s = APR_ARRAY_IDX(segs, i, char *);
+        if (ps[0] == ':') {
+            if (!is_id(s)) {
+                return 0;
+            }
+            if (params) {
+                apr_table_setn(params, ps + 1, s);
+            }
+        } else if (ps[0] == '~') {
+            if (params) {
+                apr_table_setn(params, ps + 1, s);
+            }
+        } else if (strcmp(ps, s)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+jr_match_e jr_route_match(const jr_route_t *table, apr_pool_t *p, const char *method,
+                          const char *path, const jr_route_t **route, apr_table_t *params,
+                          const char **allow)
+{
+    apr_array_header_t *segs = segments(p, path, 1);
+    const jr_route_t *rt;
+    const char *methods = NULL;
+    if (!strcmp(method, "HEAD")) {
+        method = "GET";
+    }
+    *route = NULL;
+    if (!segs) {
+        return JR_ROUTE_NOT_FOUND;
+    }
+    for (rt = table; rt->method; ++rt) {
+        if (!match_pattern(p, rt->pattern, segs, NULL)) {
+            continue;
+        }
+        if (!strcmp(rt->method, method)) {
+            match_pattern(p, rt->pattern, segs, params);
+            *route = rt;
+            return JR_ROUTE_FOUND;
+        }
+        if (!methods || !strstr(methods, rt->method)) {
+            methods = methods ? apr_pstrcat(p, methods, ", ", rt->method, NULL) : rt->method;
+            if (!strcmp(rt->method, "GET")) {
+                methods = apr_pstrcat(p, methods, ", HEAD", NULL);
+            }
+        }
+    }
+    if (methods) {
+        *allow = methods;
+        return JR_ROUTE_BAD_METHOD;
+    }
+    return JR_ROUTE_NOT_FOUND;
+}
+
+int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
+                         jr_result_t *res)
+{
+    switch (route->auth) {
+    case JR_AUTH_NONE:
+        return 1;
+    case JR_AUTH_SESSION:
+        if (!jr_auth_session(ctx, cred->session_token, res)) {
+            return 0;
+        }
+        break;
+    case JR_AUTH_KEY:
+        jr_fail(res, ctx->pool, 401, "API key required");
+        return 0;
+    }
+    if ((route->flags & JR_RF_ADMIN) && ctx->who.role != JR_ROLE_ADMIN) {
+        jr_fail(res, ctx->pool, 403, "this operation requires the admin role");
+        return 0;
+    }
+    return 1;
+}
+
+static int is_json_type(const char *ct)
+{
+    const char *semi;
+    size_t n;
+    if (!ct) {
+        return 0;
+    }
+    while (*ct == ' ') {
+        ++ct;
+    }
+    semi = strchr(ct, ';');
+    n = semi ? (size_t)(semi - ct) : strlen(ct);
+    while (n > 0 && ct[n - 1] == ' ') {
+        --n;
+    }
+    if (n == 16 && !strncasecmp(ct, "application/json", 16)) {
+        return 1;
+    }
+    /* application/<anything>+json */
+    return n > 17 && !strncasecmp(ct, "application/", 12) && !strncasecmp(ct + n - 5, "+json", 5);
+}
+
+apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                            const char *body, size_t len, jr_result_t *res)
+{
+    const json_t *in = NULL;
+    int has_body = body && len > 0;
+
+    if (route->body != JR_BODY_NONE) {
+        if (has_body) {
+            const char *err = NULL;
+            json_t *j;
+            if (!is_json_type(content_type)) {
+                return jr_fail(res, ctx->pool, 415, "Content-Type must be application/json");
+            }
+            if (!(j = jr_json_parse(ctx->pool, body, len, &err))) {
+                return jr_fail(res, ctx->pool, 400, "%s", err);
+            }
+            if (!json_is_object(j)) {
+                return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
+            }
+            in = j;
+        } else if (route->body == JR_BODY_JSON) {
+            return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
+        } else {
+            in = jr_json_own(ctx->pool, json_object());
+        }
+    }
+    return route->op(ctx, in, res);
+}

@@ -1,0 +1,10 @@
+#include "jr_stmts.h"
+
+const jr_stmt_def_t *const jr_stmt_tables[] = {
+    jr_stmts_core, jr_stmts_auth, jr_stmts_users, jr_stmts_branches, jr_stmts_groups, NULL,
+};
+
+const char *jr_stmt_sql(const jr_stmt_def_t *d, jr_dialect_e dialect)
+{
+    return (dialect == JR_DB_PGSQL && d->sql_pg) ? d->sql_pg : d->sql;
+}

@@ -1,0 +1,378 @@
+/* User accounts (admin only): roles, branch memberships, active flag, passwords. */
+#include <ctype.h>
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_auth.h"
+#include "jr_crypt.h"
+#include "jr_json.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define USER_COLS "id, username, role, active, created_at, updated_at"
+
+const jr_stmt_def_t jr_stmts_users[] = {
+    {"users_list", "SELECT " USER_COLS " FROM users ORDER BY id", NULL},
+    {"users_branches_all",
+     "SELECT user_id, branch_id FROM user_branches ORDER BY user_id, branch_id", NULL},
+    {"user_get", "SELECT " USER_COLS " FROM users WHERE id = " JR_INT, NULL},
+    {"user_name_taken",
+     "SELECT id FROM users WHERE username = %s AND id <> CAST(%s AS BIGINT)", NULL},
+    {"user_insert",
+     "INSERT INTO users (username, password_hash, role, active, created_at, updated_at)"
+     " VALUES (%s, %s, %s, CAST(%s AS INTEGER), %s, %s) RETURNING id",
+     NULL},
+    {"user_update",
+     "UPDATE users SET username = COALESCE(%s, username),"
+     " password_hash = COALESCE(%s, password_hash), role = COALESCE(%s, role),"
+     " active = COALESCE(CAST(%s AS INTEGER), active), updated_at = %s WHERE id = " JR_INT,
+     NULL},
+    {"user_delete", "DELETE FROM users WHERE id = " JR_INT, NULL},
+    {"user_branches_clear", "DELETE FROM user_branches WHERE user_id = " JR_INT, NULL},
+    {"user_branch_add", "INSERT INTO user_branches (user_id, branch_id) VALUES (" JR_INT ", " JR_INT ")", NULL},
+    {"admins_other_active",
+     "SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND active = 1"
+     " AND id <> CAST(%s AS BIGINT)",
+     NULL},
+    {"branches_existing", "SELECT id FROM branches WHERE id IN " JR_IN_JSON_SQLITE,
+     "SELECT id FROM branches WHERE id IN " JR_IN_JSON_PG},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+
+static const jr_field_t create_fields[] = {
+    {.name = "username", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 64},
+    {.name = "password", .type = JR_F_STRING, .required = 1, .min = 8, .max = 72},
+    {.name = "role", .type = JR_F_STRING, .required = 1},
+    {.name = "active", .type = JR_F_BOOL},
+    {.name = "branch_ids", .type = JR_F_INT_ARRAY, .min = 1, .max = ID_MAX, .max_items = 1000},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "username", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 64},
+    {.name = "password", .type = JR_F_STRING, .min = 8, .max = 72},
+    {.name = "role", .type = JR_F_STRING},
+    {.name = "active", .type = JR_F_BOOL},
+    {.name = "branch_ids", .type = JR_F_INT_ARRAY, .min = 1, .max = ID_MAX, .max_items = 1000},
+    {NULL},
+};
+
+static json_t *user_json(const jr_rows_t *rows, int i, json_t *branch_ids)
+{
+    return json_pack("{s:I, s:s, s:s, s:b, s:o, s:s, s:s}", "id",
+                     (json_int_t)jr_rows_int(rows, i, "id", 0), "username",
+                     jr_rows_get(rows, i, "username"), "role", jr_rows_get(rows, i, "role"),
+                     "active", jr_rows_int(rows, i, "active", 0) == 1, "branch_ids", branch_ids,
+                     "created_at", jr_rows_get(rows, i, "created_at"), "updated_at",
+                     jr_rows_get(rows, i, "updated_at"));
+}
+
+json_t *jr_user_load(jr_ctx_t *ctx, long long id)
+{
+    jr_rows_t *rows;
+    apr_array_header_t *ids;
+    json_t *arr;
+    int i;
+    if (jr_db_select(ctx->db, ctx->pool, "user_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+            APR_SUCCESS ||
+        rows->nrows != 1 || jr_user_branch_ids(ctx, id, &ids) != APR_SUCCESS) {
+        return NULL;
+    }
+    arr = json_array();
+    for (i = 0; i < ids->nelts; ++i) {
+        json_array_append_new(arr, json_integer(APR_ARRAY_IDX(ids, i, long long)));
+    }
+    return jr_json_own(ctx->pool, user_json(rows, 0, arr));
+}
+
+long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_status_t *rv)
+{
+    jr_rows_t *rows;
+    int i, j;
+    *rv = APR_SUCCESS;
+    if (ids->nelts == 0) {
+        return 0;
+    }
+    *rv = jr_db_select(ctx->db, ctx->pool, "branches_existing", &rows,
+                       JR_ARGS(jr_ids_json(ctx->pool, ids)));
+    if (*rv != APR_SUCCESS) {
+        return 0;
+    }
+    for (i = 0; i < ids->nelts; ++i) {
+        long long want = APR_ARRAY_IDX(ids, i, long long);
+        for (j = 0; j < rows->nrows && jr_rows_int(rows, j, "id", 0) != want; ++j) {
+        }
+        if (j == rows->nrows) {
+            return want;
+        }
+    }
+    return 0;
+}
+
+apr_status_t jr_op_users_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    jr_rows_t *users, *links;
+    json_t *out;
+    int i, k = 0;
+    if (jr_db_select(ctx->db, ctx->pool, "users_list", &users, JR_NOARGS) != APR_SUCCESS ||
+        jr_db_select(ctx->db, ctx->pool, "users_branches_all", &links, JR_NOARGS) !=
+            APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    out = json_array();
+    for (i = 0; i < users->nrows; ++i) {
+        long long uid = jr_rows_int(users, i, "id", 0);
+        json_t *ids = json_array();
+        /* Both lists are ordered by user id: one merge pass. */
+        while (k < links->nrows && jr_rows_int(links, k, "user_id", 0) < uid) {
+            ++k;
+        }
+        for (; k < links->nrows && jr_rows_int(links, k, "user_id", 0) == uid; ++k) {
+            json_array_append_new(ids, json_integer(jr_rows_int(links, k, "branch_id", 0)));
+        }
+        json_array_append_new(out, user_json(users, i, ids));
+    }
+    return jr_reply(res, ctx->pool, 200, out);
+}
+
+apr_status_t jr_op_users_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    json_t *user = jr_user_load(ctx, jr_param_id(ctx, "id"));
+    if (!user) {
+        return jr_fail(res, ctx->pool, 404, "user not found");
+    }
+    return jr_reply(res, ctx->pool, 200, json_incref(user));
+}
+
+static const char *check_username(apr_pool_t *p, const char *name)
+{
+    const char *c;
+    for (c = name; *c; ++c) {
+        if (!isalnum((unsigned char)*c) && !strchr("._@-", *c)) {
+            return "username may contain only letters, digits and . _ @ -";
+        }
+    }
+    return NULL;
+}
+
+
+/* Validation shared by create and update, before any write. Fills the normalised values. */
+typedef struct {
+    const char *username;
+    const char *hash;
+    const char *role;
+    const char *active;
+    apr_array_header_t *branch_ids; /* NULL: unchanged */
+} user_input_t;
+
+static int read_user_input(jr_ctx_t *ctx, const json_t *in, long long self_id, user_input_t *u,
+                           jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *password = jr_json_str(in, "password", NULL), *msg;
+    json_t *v;
+    jr_rows_t *rows;
+    apr_status_t rv;
+    long long missing;
+
+    memset(u, 0, sizeof(*u));
+    if ((u->username = jr_json_trimmed(p, in, "username")) != NULL) {
+        u->username = jr_ascii_lower(p, u->username);
+        if ((msg = check_username(p, u->username)) != NULL) {
+            jr_fail(res, p, 400, "%s", msg);
+            return -1;
+        }
+    }
+    if ((u->role = jr_json_str(in, "role", NULL)) && strcmp(u->role, "admin") &&
+        strcmp(u->role, "tutor")) {
+        jr_fail(res, p, 400, "role must be 'admin' or 'tutor'");
+        return -1;
+    }
+    if (password && strlen(password) > 72) {
+        jr_fail(res, p, 400, "password must be at most 72 bytes");
+        return -1;
+    }
+    if ((v = json_object_get(in, "active")) != NULL) {
+        u->active = json_is_true(v) ? "1" : "0";
+    }
+    if ((v = json_object_get(in, "branch_ids")) != NULL) {
+        u->branch_ids = jr_ids_from_json(p, v);
+        missing = jr_branches_missing(ctx, u->branch_ids, &rv);
+        if (rv != APR_SUCCESS) {
+            jr_fail(res, p, 503, "database unavailable");
+            return -1;
+        }
+        if (missing) {
+            jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
+            return -1;
+        }
+    }
+    if (u->username) {
+        if (jr_db_select(ctx->db, p, "user_name_taken", &rows,
+                         JR_ARGS(u->username, jr_i64(p, self_id))) != APR_SUCCESS) {
+            jr_fail(res, p, 503, "database unavailable");
+            return -1;
+        }
+        if (rows->nrows > 0) {
+            jr_fail(res, p, 409, "username '%s' is already taken", u->username);
+            return -1;
+        }
+    }
+    if (password && !(u->hash = jr_password_hash(p, password, ctx->cfg->bcrypt_cost))) {
+        jr_fail(res, p, 500, "internal error");
+        return -1;
+    }
+    return 0;
+}
+
+static apr_status_t write_branches(jr_ctx_t *ctx, long long uid, const apr_array_header_t *ids)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *u = jr_i64(p, uid);
+    int i;
+    if (jr_db_exec(ctx->db, p, "user_branches_clear", NULL, JR_ARGS(u)) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < ids->nelts; ++i) {
+        if (jr_db_exec(ctx->db, p, "user_branch_add", NULL,
+                       JR_ARGS(u, jr_i64(p, APR_ARRAY_IDX(ids, i, long long)))) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+
+apr_status_t jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    user_input_t u;
+    jr_rows_t *rows;
+    long long uid;
+    json_t *user;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (read_user_input(ctx, in, 0, &u, res) != 0) {
+        return APR_SUCCESS;
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "user_insert", &rows,
+                     JR_ARGS(u.username, u.hash, u.role, u.active ? u.active : "1", now, now)) !=
+            APR_SUCCESS ||
+        rows->nrows != 1) {
+        return jr_tx_fail(ctx, res, "username is already taken");
+    }
+    uid = jr_rows_int(rows, 0, "id", 0);
+    if ((u.branch_ids && write_branches(ctx, uid, u.branch_ids) != APR_SUCCESS) ||
+        jr_audit(ctx, "create", "user", uid, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(user = jr_user_load(ctx, uid))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 201, json_incref(user));
+}
+
+/* The last active admin must stay an active admin, or nobody can administer the journal. */
+static int would_orphan_admins(jr_ctx_t *ctx, const json_t *target, int removing, int *err)
+{
+    jr_rows_t *rows;
+    *err = 0;
+    if (!removing || strcmp(json_string_value(json_object_get(target, "role")), "admin") ||
+        !json_is_true(json_object_get(target, "active"))) {
+        return 0;
+    }
+    if (jr_db_select(ctx->db, ctx->pool, "admins_other_active", &rows,
+                     JR_ARGS(jr_i64(ctx->pool, json_integer_value(json_object_get(target, "id"))))) !=
+        APR_SUCCESS) {
+        *err = 1;
+        return 0;
+    }
+    return jr_rows_int(rows, 0, "n", 0) == 0;
+}
+
+apr_status_t jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *msg = jr_json_validate(p, in, update_fields);
+    json_t *target, *user;
+    user_input_t u;
+    int removing, dberr;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (!(target = jr_user_load(ctx, id))) {
+        return jr_fail(res, p, 404, "user not found");
+    }
+    if (read_user_input(ctx, in, id, &u, res) != 0) {
+        return APR_SUCCESS;
+    }
+    removing = (u.role && !strcmp(u.role, "tutor")) || (u.active && !strcmp(u.active, "0"));
+    if (would_orphan_admins(ctx, target, removing, &dberr)) {
+        return jr_fail(res, p, 409, "the last active admin cannot be demoted or deactivated");
+    }
+    if (dberr || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return dberr ? jr_fail(res, p, 503, "database unavailable") : APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "user_update", NULL,
+                   JR_ARGS(u.username, u.hash, u.role, u.active, jr_now_iso(p), jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        (u.branch_ids && write_branches(ctx, id, u.branch_ids) != APR_SUCCESS) ||
+        /* A new password or a deactivation ends the user's sessions. */
+        ((u.hash || (u.active && !strcmp(u.active, "0"))) &&
+         jr_db_exec(ctx->db, p, "session_delete_user", NULL, JR_ARGS(jr_i64(p, id))) !=
+             APR_SUCCESS) ||
+        jr_audit(ctx, "update", "user", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, "username is already taken");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(user = jr_user_load(ctx, id))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200, json_incref(user));
+}
+
+apr_status_t jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    json_t *target;
+    int dberr;
+
+    if (!(target = jr_user_load(ctx, id))) {
+        return jr_fail(res, p, 404, "user not found");
+    }
+    if (id == ctx->who.user_id) {
+        return jr_fail(res, p, 409, "you cannot delete your own account");
+    }
+    if (would_orphan_admins(ctx, target, 1, &dberr)) {
+        return jr_fail(res, p, 409, "the last active admin cannot be deleted");
+    }
+    if (dberr || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return dberr ? jr_fail(res, p, 503, "database unavailable") : APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "user_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "delete", "user", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}

@@ -1,0 +1,194 @@
+/* The module's side of the database: finds mod_dbd's settings, migrates before the children
+ * start, registers every prepared statement with mod_dbd, sets up each pooled connection. */
+#include <string.h>
+#include <unistd.h>
+
+#include <apr_optional.h>
+#include <apr_optional_hooks.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <mpm_common.h>
+#include <unixd.h>
+
+#include "jr_crypt.h"
+#include "jr_log.h"
+#include "jr_migrate.h"
+#include "jr_stmts.h"
+#include "mj_private.h"
+
+static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
+static APR_OPTIONAL_FN_TYPE(ap_dbd_prepare) *dbd_prepare_fn;
+
+ap_dbd_t *mj_dbd_acquire(request_rec *r)
+{
+    return dbd_acquire_fn ? dbd_acquire_fn(r) : NULL;
+}
+
+/* mod_dbd keeps its settings private; its server config starts with a pointer to the public
+ * dbd_cfg_t (stable across httpd 2.4). We only read the driver name and parameters. */
+static const dbd_cfg_t *dbd_settings(server_rec *s)
+{
+    module *dbd = ap_find_linked_module("mod_dbd.c");
+    void *svr;
+    if (!dbd || !(svr = ap_get_module_config(s->module_config, dbd))) {
+        return NULL;
+    }
+    return *(dbd_cfg_t **)svr;
+}
+
+int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
+{
+    const dbd_cfg_t *cfg;
+    if (!ap_find_linked_module("mod_dbd.c")) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
+        return !OK;
+    }
+    cfg = dbd_settings(s);
+    if (!cfg || !jr_db_dialect_of(cfg->name)) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "JR00002: DBDriver must be sqlite3 or pgsql for mod_journal (found %s)",
+                     cfg && cfg->name ? cfg->name : "none");
+        return !OK;
+    }
+    return OK;
+}
+
+/* As root, the database file was created by the parent: hand it to the children's user. */
+static void give_sqlite_files(apr_pool_t *p, server_rec *s, const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    size_t i;
+    if (geteuid() != 0) {
+        return;
+    }
+    for (i = 0; i < sizeof(suffixes) / sizeof(*suffixes); ++i) {
+        const char *f = apr_pstrcat(p, path, suffixes[i], NULL);
+        if (access(f, F_OK) == 0 && chown(f, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s,
+                         "JR00003: cannot hand %s to the server's User", f);
+        }
+    }
+}
+
+static int migrate_one(apr_pool_t *ptemp, server_rec *s, const dbd_cfg_t *cfg)
+{
+    jr_db_t *db;
+    const char *err = NULL;
+    int applied = 0, version = 0;
+    apr_status_t rv = jr_db_open(&db, ptemp, cfg->name, cfg->params, &err);
+    if (rv == APR_SUCCESS) {
+        rv = jr_migrate(db, ptemp, &applied, &version, &err);
+        jr_db_close(db);
+    }
+    if (rv != APR_SUCCESS) {
+        /* err never holds DBDParams: it may contain a password. */
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00004: database migration failed: %s",
+                     err ? err : "unknown error");
+        return !OK;
+    }
+    if (jr_db_dialect_of(cfg->name) == JR_DB_SQLITE) {
+        give_sqlite_files(ptemp, s, cfg->params);
+    }
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "JR00005: schema version %d (%d migration(s) applied)",
+                 version, applied);
+    return OK;
+}
+
+static void register_statements(server_rec *s, jr_dialect_e dialect)
+{
+    const jr_stmt_def_t *const *t;
+    const jr_stmt_def_t *d;
+    for (t = jr_stmt_tables; *t; ++t) {
+        for (d = *t; d->label; ++d) {
+            dbd_prepare_fn(s, jr_stmt_sql(d, dialect), d->label);
+        }
+    }
+}
+
+static void resolve_core_config(apr_pool_t *p, server_rec *s)
+{
+    mj_server_conf_t *c = mj_conf(s);
+    c->core.session_ttl = c->session_ttl >= 0 ? c->session_ttl : MJ_DEFAULT_SESSION_TTL;
+    c->core.bcrypt_cost = c->bcrypt_cost >= 0 ? c->bcrypt_cost : MJ_DEFAULT_BCRYPT_COST;
+    c->max_body = c->max_body >= 0 ? c->max_body : MJ_DEFAULT_MAX_BODY;
+    c->data_dir = c->data_dir ? c->data_dir : MJ_DEFAULT_DATA_DIR;
+    c->migrate = c->migrate >= 0 ? c->migrate : 1;
+    /* A hash of a random password at the configured cost: checked for unknown users. */
+    c->core.dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->core.bcrypt_cost);
+}
+
+int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
+{
+    apr_hash_t *done = apr_hash_make(ptemp);
+    int first_pass = ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG;
+    server_rec *sp;
+
+    dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
+    dbd_prepare_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_prepare);
+    if (!dbd_acquire_fn || !dbd_prepare_fn) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
+        return !OK;
+    }
+    if (jr_crypt_init() != 0) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00006: OpenSSL has no SHA-256");
+        return !OK;
+    }
+    for (sp = s; sp; sp = sp->next) {
+        const dbd_cfg_t *cfg = dbd_settings(sp);
+        jr_dialect_e dialect = cfg ? jr_db_dialect_of(cfg->name) : 0;
+        const char *key;
+        if (!dialect) {
+            continue; /* a server without a usable DBDriver serves no journal */
+        }
+        /* mod_dbd reads its statement list in its own post_config, after this hook. */
+        register_statements(sp, dialect);
+        resolve_core_config(pconf, sp);
+        key = apr_pstrcat(ptemp, cfg->name, "\n", cfg->params, NULL);
+        if (!first_pass && mj_conf(sp)->migrate && !apr_hash_get(done, key, APR_HASH_KEY_STRING)) {
+            if (migrate_one(ptemp, sp, cfg) != OK) {
+                return !OK;
+            }
+            apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
+        }
+    }
+    return OK;
+}
+
+apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
+{
+    jr_dialect_e dialect = jr_db_dialect_of(apr_dbd_name(dbd->driver));
+    const jr_stmt_def_t *const *t;
+    const jr_stmt_def_t *d;
+
+    if (!dialect || jr_db_setup_connection(dbd->driver, dbd->handle) != APR_SUCCESS) {
+        return dialect ? APR_EGENERAL : OK;
+    }
+    if (dialect != JR_DB_SQLITE) {
+        return OK;
+    }
+    /* mod_dbd prepared our statements before this hook; the driver prepares with the legacy
+     * sqlite3_prepare, whose statements fail (SQLITE_ERROR) once PRAGMA foreign_keys has
+     * expired them. Prepare them again now that the connection is set up; p lives as long
+     * as the connection. */
+    for (t = jr_stmt_tables; *t; ++t) {
+        for (d = *t; d->label; ++d) {
+            apr_dbd_prepared_t *stmt = NULL;
+            if (apr_dbd_prepare(dbd->driver, p, dbd->handle, jr_stmt_sql(d, dialect), d->label,
+                                &stmt) != 0) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, cfg->server,
+                             "JR00007: cannot prepare statement %s: %s", d->label,
+                             apr_dbd_error(dbd->driver, dbd->handle, 1));
+                return APR_EGENERAL;
+            }
+            apr_hash_set(dbd->prepared, d->label, APR_HASH_KEY_STRING, stmt);
+        }
+    }
+    return OK;
+}
+
+void mj_db_register(void)
+{
+    APR_OPTIONAL_HOOK(dbd, post_connect, mj_dbd_post_connect, NULL, NULL, APR_HOOK_FIRST);
+}

@@ -1,0 +1,209 @@
+/* The request path: route, database, authentication, body, operation, one response. */
+#include <string.h>
+#include <strings.h>
+
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_filter.h>
+
+#include "jr_json.h"
+#include "jr_router.h"
+#include "jr_util.h"
+#include "mj_private.h"
+
+static int set_header(void *rec, const char *key, const char *value)
+{
+    apr_table_set(((request_rec *)rec)->err_headers_out, key, value);
+    return 1;
+}
+
+/* The one response helper: every answer of the journal leaves through here. */
+static int send_result(request_rec *r, const jr_result_t *res)
+{
+    size_t len = 0;
+    char *body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
+    r->status = res->status;
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
+    apr_table_do(set_header, r, res->headers, NULL);
+    ap_set_content_type(r, "application/json; charset=utf-8");
+    ap_set_content_length(r, (apr_off_t)len);
+    if (!r->header_only) {
+        ap_rwrite(body, (int)len, r);
+    }
+    return OK;
+}
+
+static int fail(request_rec *r, jr_result_t *res, int status, const char *msg)
+{
+    jr_fail(res, r->pool, status, "%s", msg);
+    return send_result(r, res);
+}
+
+/* Reads the whole body into memory with a cap. Returns OK or an HTTP status. */
+static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outlen)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_bucket_brigade *bb;
+    apr_size_t used = 0, size = 8192;
+    char *buf;
+    int eos = 0;
+
+    *out = NULL;
+    *outlen = 0;
+    if (cl) {
+        apr_off_t n;
+        char *end;
+        if (apr_strtoff(&n, cl, &end, 10) != APR_SUCCESS || *end || n < 0) {
+            return HTTP_BAD_REQUEST;
+        }
+        if (n > cap) {
+            return HTTP_REQUEST_ENTITY_TOO_LARGE;
+        }
+        size = (apr_size_t)n + 1;
+    }
+    buf = apr_palloc(r->pool, size);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    while (!eos) {
+        apr_bucket *b;
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
+                                         HUGE_STRING_LEN);
+        if (rv != APR_SUCCESS) {
+            return ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+            const char *data;
+            apr_size_t len;
+            if (APR_BUCKET_IS_EOS(b)) {
+                eos = 1;
+                break;
+            }
+            if (APR_BUCKET_IS_METADATA(b)) {
+                continue;
+            }
+            if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
+                return HTTP_BAD_REQUEST;
+            }
+            if ((apr_off_t)(used + len) > cap) {
+                return HTTP_REQUEST_ENTITY_TOO_LARGE;
+            }
+            if (used + len + 1 > size) {
+                char *bigger;
+                while (used + len + 1 > size) {
+                    size *= 2;
+                }
+                bigger = apr_palloc(r->pool, size);
+                memcpy(bigger, buf, used);
+                buf = bigger;
+            }
+            memcpy(buf + used, data, len);
+            used += len;
+        }
+        apr_brigade_cleanup(bb);
+    }
+    buf[used] = '\0';
+    *out = buf;
+    *outlen = used;
+    return OK;
+}
+
+static const char *bearer(request_rec *r)
+{
+    const char *auth = apr_table_get(r->headers_in, "Authorization");
+    if (auth && !strncasecmp(auth, "Bearer ", 7)) {
+        return jr_trim(r->pool, auth + 7);
+    }
+    return NULL;
+}
+
+static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_off_t cap)
+{
+    if (status == HTTP_REQUEST_ENTITY_TOO_LARGE) {
+        /* Do not read the rest of an oversized body: answer and close. */
+        r->connection->keepalive = AP_CONN_CLOSE;
+        jr_fail(res, r->pool, 413, "request body exceeds the limit of %" APR_OFF_T_FMT " bytes",
+                cap);
+        return send_result(r, res);
+    }
+    return fail(r, res, status == HTTP_REQUEST_TIME_OUT ? 408 : 400,
+                "the request body could not be read");
+}
+
+int mj_handler(request_rec *r)
+{
+    mj_server_conf_t *conf;
+    const jr_route_t *table, *route = NULL;
+    const char *allow = NULL, *qerr = NULL;
+    jr_credentials_t cred;
+    jr_result_t res;
+    jr_ctx_t ctx;
+    ap_dbd_t *dbd;
+    char *body = NULL;
+    apr_size_t len = 0;
+    int status;
+
+    if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
+        return DECLINED;
+    }
+    conf = mj_conf(r->server);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.pool = r->pool;
+    ctx.cfg = &conf->core;
+    ctx.client_ip = r->useragent_ip;
+    ctx.method = r->method;
+    ctx.params = apr_table_make(r->pool, 4);
+    jr_result_init(&res, r->pool);
+
+    table = jr_routes_for(r->parsed_uri.path ? r->parsed_uri.path : "/", &ctx.iface);
+    switch (jr_route_match(table, r->pool, r->method, r->parsed_uri.path ? r->parsed_uri.path : "/",
+                           &route, ctx.params, &allow)) {
+    case JR_ROUTE_NOT_FOUND:
+        ap_discard_request_body(r);
+        return fail(r, &res, 404, "not found");
+    case JR_ROUTE_BAD_METHOD:
+        ap_discard_request_body(r);
+        apr_table_setn(res.headers, "Allow", allow);
+        jr_fail(&res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
+        return send_result(r, &res);
+    case JR_ROUTE_FOUND:
+        break;
+    }
+    if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
+        ap_discard_request_body(r);
+        return fail(r, &res, 400, qerr);
+    }
+
+    dbd = mj_dbd_acquire(r);
+    if (dbd) {
+        ctx.db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
+    } else if (!(route->flags & JR_RF_DB_OPTIONAL)) {
+        ap_discard_request_body(r);
+        return fail(r, &res, 503, "database unavailable");
+    }
+
+    cred.session_token = apr_table_get(r->headers_in, "X-Auth-Token");
+    cred.api_key = apr_table_get(r->headers_in, "X-Api-Key");
+    if (!cred.api_key) {
+        cred.api_key = bearer(r);
+    }
+    if (!jr_request_authorize(&ctx, route, &cred, &res)) {
+        ap_discard_request_body(r);
+        return send_result(r, &res);
+    }
+    if (ctx.who.username) {
+        r->user = apr_pstrdup(r->pool, ctx.who.username);
+    }
+
+    if (route->body == JR_BODY_NONE) {
+        ap_discard_request_body(r);
+    } else if ((status = read_body(r, (apr_off_t)conf->max_body, &body, &len)) != OK) {
+        return answer_body_error(r, &res, status, (apr_off_t)conf->max_body);
+    }
+    if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
+                       &res) != APR_SUCCESS) {
+        return fail(r, &res, 500, "internal error");
+    }
+    return send_result(r, &res);
+}

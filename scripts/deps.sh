@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs the Debian packages the project needs to build, run and test.
+# As root: installs what is missing. Otherwise: prints the exact apt-get line and exits 1.
+set -eu
+
+PKGS="build-essential autoconf automake libtool pkg-config \
+apache2 apache2-dev libapr1-dev libaprutil1-dev \
+libaprutil1-dbd-sqlite3 libaprutil1-dbd-pgsql \
+libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev \
+check libsubunit-dev sqlite3 postgresql \
+python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
+wrk curl"
+
+missing=""
+for p in $PKGS; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "installed" ] || missing="$missing $p"
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != "0" ]; then
+    echo "Missing packages. As root, run:" >&2
+    echo "  apt-get install -y$missing" >&2
+    exit 1
+fi
+
+echo "Installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
+# Debian starts the distribution's services on install; this project runs its own.
+for svc in apache2 postgresql; do
+    if command -v service >/dev/null 2>&1; then service "$svc" stop >/dev/null 2>&1 || true; fi
+done

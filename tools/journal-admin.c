@@ -1,0 +1,358 @@
+/* journal-admin: migrations and accounts from the command line, with the module's own core. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <apr_general.h>
+#include <apr_getopt.h>
+#include <apr_strings.h>
+
+#include "jr_crypt.h"
+#include "jr_ctx.h"
+#include "jr_json.h"
+#include "jr_migrate.h"
+#include "jr_ops.h"
+#include "jr_util.h"
+
+/* Statements of the CLI: few, so they live here rather than in the catalog. */
+#define SQL_USER_ID "SELECT id FROM users WHERE username = %s"
+
+static void usage(FILE *out)
+{
+    fputs("usage: journal-admin [options] COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  migrate                       apply pending database migrations\n"
+          "  create-user NAME --role ROLE  create a user (ROLE: admin or tutor)\n"
+          "        [--branch ID]...        branch memberships (repeatable)\n"
+          "        [--if-missing]          succeed without change when NAME exists\n"
+          "  set-password NAME             set a new password and end the user's sessions\n"
+          "  check-config                  check the database, the schema and the data directory\n"
+          "\n"
+          "options:\n"
+          "  --driver sqlite3|pgsql        database driver (env JOURNAL_DBD_DRIVER, default sqlite3)\n"
+          "  --params PARAMS               apr_dbd parameters: the SQLite file, or a PostgreSQL\n"
+          "                                conninfo (env JOURNAL_DBD_PARAMS)\n"
+          "  --data-dir DIR                data directory for check-config (env JOURNAL_DATA_DIR)\n"
+          "  --cost N                      bcrypt cost for new passwords (4-15, default 10)\n"
+          "  --generate                    generate a strong password and print it once\n"
+          "\n"
+          "Passwords are read from the environment variable JOURNAL_PASSWORD or, when it is\n"
+          "unset, from the first line of standard input; never from the command line.\n",
+          out);
+}
+
+typedef struct {
+    const char *driver, *params, *data_dir, *role;
+    int cost, generate, if_missing;
+    apr_array_header_t *branches;
+} opts_t;
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "journal-admin: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int open_db(apr_pool_t *p, const opts_t *o, jr_db_t **db, int migrate)
+{
+    const char *err = NULL;
+    int applied = 0, version = 0;
+    if (!o->params || !*o->params) {
+        return fail("%s", "no database: give --params or set JOURNAL_DBD_PARAMS");
+    }
+    if (jr_db_open(db, p, o->driver, o->params, &err) != APR_SUCCESS) {
+        return fail("%s", err);
+    }
+    if (migrate) {
+        if (jr_migrate(*db, p, &applied, &version, &err) != APR_SUCCESS) {
+            return fail("%s", err);
+        }
+        if (jr_db_prepare_all(*db) != APR_SUCCESS) {
+            return fail("%s", "cannot prepare statements (see above)");
+        }
+    }
+    return 0;
+}
+
+static const char *read_password(apr_pool_t *p, const opts_t *o)
+{
+    const char *env = getenv("JOURNAL_PASSWORD");
+    char line[1024];
+    size_t n;
+    if (o->generate) {
+        const char *pw = jr_random_password(p, 20);
+        printf("generated password: %s\n", pw);
+        return pw;
+    }
+    if (env && *env) {
+        return env;
+    }
+    if (isatty(STDIN_FILENO)) {
+        fprintf(stderr, "password: ");
+    }
+    if (!fgets(line, sizeof(line), stdin)) {
+        return NULL;
+    }
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) {
+        line[--n] = '\0';
+    }
+    return apr_pstrdup(p, line);
+}
+
+static int check_password(const char *pw)
+{
+    if (!pw || strlen(pw) < 8) {
+        return fail("%s", "the password must be at least 8 characters");
+    }
+    if (strlen(pw) > 72) {
+        return fail("%s", "the password must be at most 72 bytes");
+    }
+    return 0;
+}
+
+static int cmd_migrate(apr_pool_t *p, const opts_t *o)
+{
+    jr_db_t *db;
+    const char *err = NULL;
+    int applied = 0, version = 0;
+    if (open_db(p, o, &db, 0) != 0) {
+        return 1;
+    }
+    if (jr_migrate(db, p, &applied, &version, &err) != APR_SUCCESS) {
+        return fail("%s", err);
+    }
+    printf("migrations: %d applied, schema version %d\n", applied, version);
+    jr_db_close(db);
+    return 0;
+}
+
+static long long user_id(apr_pool_t *p, jr_db_t *db, const char *name)
+{
+    apr_dbd_prepared_t *st = NULL;
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *args[1];
+    long long id = 0;
+    args[0] = name;
+    if (apr_dbd_prepare(db->driver, p, db->handle, SQL_USER_ID, NULL, &st) != 0 ||
+        apr_dbd_pselect(db->driver, p, db->handle, &res, st, 1, 1, args) != 0) {
+        return -1;
+    }
+    while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
+        id = atoll(apr_dbd_get_entry(db->driver, row, 0));
+    }
+    return id;
+}
+
+/* Drives the same operations as the HTTP interface, as an administrator of the console. */
+static void console_ctx(jr_ctx_t *ctx, apr_pool_t *p, jr_db_t *db, jr_config_t *cfg,
+                        const opts_t *o)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->bcrypt_cost = o->cost;
+    cfg->session_ttl = 3600;
+    ctx->pool = p;
+    ctx->db = db;
+    ctx->cfg = cfg;
+    ctx->iface = JR_IF_ADMIN;
+    ctx->client_ip = "console";
+    ctx->who.authenticated = 1;
+    ctx->who.role = JR_ROLE_ADMIN;
+    ctx->params = apr_table_make(p, 2);
+    ctx->query = apr_table_make(p, 2);
+}
+
+
+
+static int report(jr_result_t *res, const char *done)
+{
+    const char *err = jr_json_str(res->json, "error", "failed");
+    if (res->status >= 300) {
+        return fail("%s", err);
+    }
+    printf("%s\n", done);
+    return 0;
+}
+
+static int cmd_create_user(apr_pool_t *p, const opts_t *o, const char *name)
+{
+    jr_db_t *db;
+    jr_config_t cfg;
+    jr_ctx_t ctx;
+    jr_result_t res;
+    json_t *in, *branches;
+    const char *pw;
+    int i;
+
+    if (!o->role) {
+        return fail("%s", "create-user needs --role admin|tutor");
+    }
+    if (open_db(p, o, &db, 1) != 0) {
+        return 1;
+    }
+    if (o->if_missing && user_id(p, db, jr_ascii_lower(p, name)) > 0) {
+        printf("user %s exists\n", name);
+        return 0;
+    }
+    if (!(pw = read_password(p, o)) || check_password(pw) != 0) {
+        return pw ? 1 : fail("%s", "no password given");
+    }
+    console_ctx(&ctx, p, db, &cfg, o);
+    jr_result_init(&res, p);
+    branches = json_array();
+    for (i = 0; i < o->branches->nelts; ++i) {
+        json_array_append_new(branches, json_integer(APR_ARRAY_IDX(o->branches, i, long long)));
+    }
+    in = jr_json_own(p, json_pack("{s:s, s:s, s:s, s:o}", "username", name, "password", pw,
+                                  "role", o->role, "branch_ids", branches));
+    if (jr_op_users_create(&ctx, in, &res) != APR_SUCCESS) {
+        return fail("%s", "internal error");
+    }
+    return report(&res, apr_psprintf(p, "user %s created", name));
+}
+
+static int cmd_set_password(apr_pool_t *p, const opts_t *o, const char *name)
+{
+    jr_db_t *db;
+    jr_config_t cfg;
+    jr_ctx_t ctx;
+    jr_result_t res;
+    long long id;
+    const char *pw;
+
+    if (open_db(p, o, &db, 1) != 0) {
+        return 1;
+    }
+    if ((id = user_id(p, db, jr_ascii_lower(p, name))) <= 0) {
+        return fail("no user named %s", name);
+    }
+    if (!(pw = read_password(p, o)) || check_password(pw) != 0) {
+        return pw ? 1 : fail("%s", "no password given");
+    }
+    console_ctx(&ctx, p, db, &cfg, o);
+    jr_result_init(&res, p);
+    apr_table_setn(ctx.params, "id", jr_i64(p, id));
+    if (jr_op_users_update(&ctx, jr_json_own(p, json_pack("{s:s}", "password", pw)), &res) !=
+        APR_SUCCESS) {
+        return fail("%s", "internal error");
+    }
+    return report(&res, apr_psprintf(p, "password of %s changed; their sessions ended", name));
+}
+
+static int cmd_check_config(apr_pool_t *p, const opts_t *o)
+{
+    jr_db_t *db;
+    const char *err = NULL;
+    int version = 0, latest, bad = 0;
+    if (open_db(p, o, &db, 0) != 0) {
+        return 1;
+    }
+    printf("database: reachable (%s)\n", o->driver);
+    latest = jr_migrate_latest(db->dialect);
+    if (jr_migrate_current(db, p, &version, &err) != APR_SUCCESS) {
+        printf("schema: not migrated (%s)\n", err);
+        bad = 1;
+    } else if (version < latest) {
+        printf("schema: version %d, this build needs %d: run journal-admin migrate\n", version,
+               latest);
+        bad = 1;
+    } else {
+        printf("schema: version %d (current)\n", version);
+    }
+    if (o->data_dir) {
+        if (access(o->data_dir, W_OK | X_OK) != 0) {
+            printf("data directory: %s is not a writable directory\n", o->data_dir);
+            bad = 1;
+        } else {
+            printf("data directory: %s (writable)\n", o->data_dir);
+        }
+    }
+    jr_db_close(db);
+    return bad;
+}
+
+int main(int argc, const char *const *argv)
+{
+    static const apr_getopt_option_t options[] = {
+        {"driver", 'd', 1, "driver"},   {"params", 'p', 1, "params"},
+        {"data-dir", 'D', 1, "data"},   {"role", 'r', 1, "role"},
+        {"branch", 'b', 1, "branch"},   {"cost", 'c', 1, "cost"},
+        {"generate", 'g', 0, "gen"},    {"if-missing", 'm', 0, "missing"},
+        {"help", 'h', 0, "help"},       {NULL, 0, 0, NULL},
+    };
+    apr_pool_t *p;
+    apr_getopt_t *g;
+    opts_t o;
+    int c, rc;
+    const char *arg, *cmd;
+    long long n;
+
+    apr_app_initialize(&argc, &argv, NULL);
+    atexit(apr_terminate);
+    apr_pool_create(&p, NULL);
+    jr_crypt_init();
+    memset(&o, 0, sizeof(o));
+    o.driver = getenv("JOURNAL_DBD_DRIVER") ? getenv("JOURNAL_DBD_DRIVER") : "sqlite3";
+    o.params = getenv("JOURNAL_DBD_PARAMS");
+    o.data_dir = getenv("JOURNAL_DATA_DIR");
+    o.cost = 10;
+    o.branches = apr_array_make(p, 4, sizeof(long long));
+
+    apr_getopt_init(&g, p, argc, argv);
+    g->interleave = 1;
+    while (apr_getopt_long(g, options, &c, &arg) == APR_SUCCESS) {
+        switch (c) {
+        case 'd': o.driver = arg; break;
+        case 'p': o.params = arg; break;
+        case 'D': o.data_dir = arg; break;
+        case 'r': o.role = arg; break;
+        case 'g': o.generate = 1; break;
+        case 'm': o.if_missing = 1; break;
+        case 'b':
+            if (jr_parse_int64(arg, 1, 9007199254740991LL, &n) != 0) {
+                return fail("--branch needs a positive integer, not %s", arg);
+            }
+            APR_ARRAY_PUSH(o.branches, long long) = n;
+            break;
+        case 'c':
+            if (jr_parse_int64(arg, 4, 15, &n) != 0) {
+                return fail("--cost must be an integer from 4 to 15, not %s", arg);
+            }
+            o.cost = (int)n;
+            break;
+        case 'h': usage(stdout); return 0;
+        }
+    }
+    if (g->ind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    cmd = g->argv[g->ind];
+    arg = g->ind + 1 < argc ? g->argv[g->ind + 1] : NULL;
+    if (!strcmp(cmd, "migrate")) {
+        rc = cmd_migrate(p, &o);
+    } else if (!strcmp(cmd, "create-user") && arg) {
+        rc = cmd_create_user(p, &o, arg);
+    } else if (!strcmp(cmd, "set-password") && arg) {
+        rc = cmd_set_password(p, &o, arg);
+    } else if (!strcmp(cmd, "check-config")) {
+        rc = cmd_check_config(p, &o);
+    } else {
+        usage(stderr);
+        rc = 2;
+    }
+    apr_pool_destroy(p);
+    return rc;
+}
