@@ -39,10 +39,18 @@ static const dbd_cfg_t *dbd_settings(server_rec *s)
 int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
     const dbd_cfg_t *cfg;
+    server_rec *sp;
     if (!ap_find_linked_module("mod_dbd.c")) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
         return !OK;
+    }
+    for (sp = s; sp; sp = sp->next) {
+        const char *err = mj_conf_resolve(ptemp, mj_conf(sp));
+        if (err) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "JR00008: %s", err);
+            return !OK;
+        }
     }
     cfg = dbd_settings(s);
     if (!cfg || !jr_db_dialect_of(cfg->name)) {
@@ -106,16 +114,17 @@ static void register_statements(server_rec *s, jr_dialect_e dialect)
     }
 }
 
-static void resolve_core_config(apr_pool_t *p, server_rec *s)
+static int resolve_core_config(apr_pool_t *p, server_rec *s)
 {
     mj_server_conf_t *c = mj_conf(s);
-    c->core.session_ttl = c->session_ttl >= 0 ? c->session_ttl : MJ_DEFAULT_SESSION_TTL;
-    c->core.bcrypt_cost = c->bcrypt_cost >= 0 ? c->bcrypt_cost : MJ_DEFAULT_BCRYPT_COST;
-    c->max_body = c->max_body >= 0 ? c->max_body : MJ_DEFAULT_MAX_BODY;
-    c->data_dir = c->data_dir ? c->data_dir : MJ_DEFAULT_DATA_DIR;
-    c->migrate = c->migrate >= 0 ? c->migrate : 1;
+    const char *err = mj_conf_resolve(p, c);
+    if (err) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00008: %s", err);
+        return !OK;
+    }
     /* A hash of a random password at the configured cost: checked for unknown users. */
     c->core.dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->core.bcrypt_cost);
+    return OK;
 }
 
 int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
@@ -144,7 +153,9 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
         }
         /* mod_dbd reads its statement list in its own post_config, after this hook. */
         register_statements(sp, dialect);
-        resolve_core_config(pconf, sp);
+        if (resolve_core_config(pconf, sp) != OK) {
+            return !OK;
+        }
         key = apr_pstrcat(ptemp, cfg->name, "\n", cfg->params, NULL);
         if (!first_pass && mj_conf(sp)->migrate && !apr_hash_get(done, key, APR_HASH_KEY_STRING)) {
             if (migrate_one(ptemp, sp, cfg) != OK) {

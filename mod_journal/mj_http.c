@@ -131,6 +131,29 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
                 "the request body could not be read");
 }
 
+static int acquire_db(request_rec *r, jr_ctx_t *ctx)
+{
+    ap_dbd_t *dbd = mj_dbd_acquire(r);
+    if (dbd) {
+        ctx->db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
+    }
+    return dbd != NULL;
+}
+
+/* Key authentication for a path that matched no route. OK to go on, or the answer sent. */
+static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
+                        jr_result_t *res)
+{
+    static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
+    if (!acquire_db(r, ctx)) {
+        return fail(r, res, 503, "database unavailable");
+    }
+    if (!jr_request_authorize(ctx, &any, cred, res)) {
+        return send_result(r, res);
+    }
+    return OK;
+}
+
 int mj_handler(request_rec *r)
 {
     mj_server_conf_t *conf;
@@ -139,10 +162,10 @@ int mj_handler(request_rec *r)
     jr_credentials_t cred;
     jr_result_t res;
     jr_ctx_t ctx;
-    ap_dbd_t *dbd;
     char *body = NULL;
     apr_size_t len = 0;
     int status;
+    jr_match_e match;
 
     if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
         return DECLINED;
@@ -156,37 +179,35 @@ int mj_handler(request_rec *r)
     ctx.params = apr_table_make(r->pool, 4);
     jr_result_init(&res, r->pool);
 
+    ctx.counters = mj_counters();
+    cred.session_token = apr_table_get(r->headers_in, "X-Auth-Token");
+    cred.api_key = apr_table_get(r->headers_in, "X-Api-Key");
+    if (!cred.api_key) {
+        cred.api_key = bearer(r);
+    }
     table = jr_routes_for(r->parsed_uri.path ? r->parsed_uri.path : "/", &ctx.iface);
-    switch (jr_route_match(table, r->pool, r->method, r->parsed_uri.path ? r->parsed_uri.path : "/",
-                           &route, ctx.params, &allow)) {
-    case JR_ROUTE_NOT_FOUND:
+    match = jr_route_match(table, r->pool, r->method, r->parsed_uri.path ? r->parsed_uri.path : "/",
+                           &route, ctx.params, &allow);
+    if (match != JR_ROUTE_FOUND) {
         ap_discard_request_body(r);
-        return fail(r, &res, 404, "not found");
-    case JR_ROUTE_BAD_METHOD:
-        ap_discard_request_body(r);
+        /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
+        if (ctx.iface == JR_IF_V1 && (status = authorize_v1(r, &ctx, &cred, &res)) != OK) {
+            return status;
+        }
+        if (match == JR_ROUTE_NOT_FOUND) {
+            return fail(r, &res, 404, "not found");
+        }
         apr_table_setn(res.headers, "Allow", allow);
         jr_fail(&res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
         return send_result(r, &res);
-    case JR_ROUTE_FOUND:
-        break;
     }
     if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
         ap_discard_request_body(r);
         return fail(r, &res, 400, qerr);
     }
-
-    dbd = mj_dbd_acquire(r);
-    if (dbd) {
-        ctx.db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
-    } else if (!(route->flags & JR_RF_DB_OPTIONAL)) {
+    if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
         ap_discard_request_body(r);
         return fail(r, &res, 503, "database unavailable");
-    }
-
-    cred.session_token = apr_table_get(r->headers_in, "X-Auth-Token");
-    cred.api_key = apr_table_get(r->headers_in, "X-Api-Key");
-    if (!cred.api_key) {
-        cred.api_key = bearer(r);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
         ap_discard_request_body(r);

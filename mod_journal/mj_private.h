@@ -16,13 +16,16 @@ APLOG_USE_MODULE(journal);
 
 #define MJ_HANDLER "journal"
 
+/* Numeric settings are long long, -1 while unset (see the table in mj_config.c). */
 typedef struct {
     const char *data_dir;
-    long long session_ttl;  /* seconds; -1 unset */
-    long long max_body;     /* bytes; -1 unset */
-    int bcrypt_cost;        /* -1 unset */
-    int migrate;            /* -1 unset */
-    jr_config_t core;       /* resolved in post_config */
+    int migrate;
+    long long session_ttl, max_body, bcrypt_cost;
+    long long rate_default, rate_max;
+    long long key_ban_threshold, key_ban_window, key_ban_duration;
+    long long login_ban_threshold, login_ban_window, login_ban_duration;
+    long long honeypot_ban_duration;
+    jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 
 /* Defaults (documented in docs/directives.md). */
@@ -35,6 +38,12 @@ extern const command_rec mj_directives[];
 void *mj_create_server_conf(apr_pool_t *p, server_rec *s);
 void *mj_merge_server_conf(apr_pool_t *p, void *base, void *add);
 mj_server_conf_t *mj_conf(const server_rec *s);
+const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c);
+
+/* mj_shm.c: the shared counters (rate limits, failure counts) */
+int mj_shm_post_config(apr_pool_t *pconf, server_rec *s);
+void mj_shm_child_init(apr_pool_t *pchild, server_rec *s);
+struct jr_counters *mj_counters(void);
 
 /* mj_db.c */
 int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s);

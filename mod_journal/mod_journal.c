@@ -17,6 +17,10 @@ static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, con
 static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
     jr_log_set(log_to_httpd, s);
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG &&
+        mj_shm_post_config(pconf, s) != OK) {
+        return !OK;
+    }
     return mj_db_post_config(pconf, plog, ptemp, s);
 }
 
@@ -26,6 +30,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     jr_log_set(log_to_httpd, s);
     jr_crypt_init();
     json_object_seed(0);
+    mj_shm_child_init(p, s);
 }
 
 static void mj_register_hooks(apr_pool_t *p)

@@ -15,6 +15,13 @@ const jr_stmt_def_t jr_stmts_core[] = {
 apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type,
                       long long entity_id, const json_t *changes)
 {
+    return jr_audit_ref(ctx, action, entity_type, entity_id ? jr_i64(ctx->pool, entity_id) : NULL,
+                        changes);
+}
+
+apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_type,
+                          const char *entity_ref, const json_t *changes)
+{
     apr_pool_t *p = ctx->pool;
     const char *ch = NULL;
     if (changes && json_array_size(changes) > 0) {
@@ -24,5 +31,5 @@ apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type
                       JR_ARGS(jr_now_iso(p), ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL,
                               ctx->who.key_id ? jr_i64(p, ctx->who.key_id) : NULL,
                               ctx->who.via_api_key ? "1" : "0", ctx->client_ip, action,
-                              entity_type, entity_id ? jr_i64(p, entity_id) : NULL, ch));
+                              entity_type, entity_ref, ch));
 }

@@ -4,6 +4,7 @@
 #include <apr_strings.h>
 
 #include "jr_auth.h"
+#include "jr_bans.h"
 #include "jr_crypt.h"
 #include "jr_json.h"
 #include "jr_ops.h"
@@ -127,12 +128,20 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long uid;
     json_t *user;
 
+    if (jr_ban_check(ctx, res) != 0) {
+        return APR_SUCCESS;
+    }
     if (msg) {
         return jr_fail(res, p, 400, "%s", msg);
     }
     username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
     password = jr_json_str(in, "password", "");
     website = jr_json_str(in, "website", NULL);
+    if (website && *website) {
+        /* Only robots fill a field that people never see. */
+        jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
+        return jr_ban_refuse(ctx, res);
+    }
     if (jr_db_select(ctx->db, p, "login_user", &rows, JR_ARGS(username)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -143,10 +152,10 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_password_check(password, ctx->cfg->dummy_hash);
         ok = 0;
     }
-    if (website && *website) {
-        ok = 0;
-    }
     if (!ok) {
+        jr_ban_count_failure(ctx, "login", ctx->cfg->login_ban_threshold,
+                             ctx->cfg->login_ban_window, ctx->cfg->login_ban_duration,
+                             JR_BAN_LOGIN);
         return jr_fail(res, p, 401, "%s", bad_login);
     }
     uid = jr_rows_int(rows, 0, "id", 0);

@@ -10,7 +10,8 @@
 
 const jr_stmt_def_t jr_stmts_branches[] = {
     JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
-              " ORDER BY id"),
+              " ORDER BY id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("branches_count", "SELECT COUNT(*) AS n FROM branches WHERE ", "id", ""),
     {"branch_get", "SELECT " BRANCH_COLS " FROM branches WHERE id = " JR_INT, NULL},
     {"branch_name_taken", "SELECT id FROM branches WHERE name = %s AND id <> CAST(%s AS BIGINT)",
      NULL},
@@ -47,18 +48,26 @@ static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
 
 apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    jr_rows_t *rows;
+    apr_pool_t *p = ctx->pool;
+    const char *scope = ctx->who.branch_json;
+    /* The administrative list is "all branches" unless the caller pages. */
+    long long dflt = ctx->iface == JR_IF_ADMIN ? JR_LIMIT_MAX : JR_LIMIT_DEFAULT, limit, offset;
+    jr_rows_t *rows, *count;
     json_t *out;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "branches_list", &rows,
-                     JR_ARGS(ctx->who.branch_json, ctx->who.branch_json)) != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    if (jr_list_params_dflt(ctx, res, dflt, &limit, &offset) != 0) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "branches_list", &rows,
+                     JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "branches_count", &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
     }
     out = json_array();
     for (i = 0; i < rows->nrows; ++i) {
         json_array_append_new(out, branch_json(rows, i));
     }
-    return jr_reply(res, ctx->pool, 200, out);
+    return jr_reply_list(ctx, res, out, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
 apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

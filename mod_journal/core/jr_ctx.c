@@ -61,9 +61,15 @@ int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id)
 
 int jr_list_params(jr_ctx_t *ctx, jr_result_t *res, long long *limit, long long *offset)
 {
+    return jr_list_params_dflt(ctx, res, JR_LIMIT_DEFAULT, limit, offset);
+}
+
+int jr_list_params_dflt(jr_ctx_t *ctx, jr_result_t *res, long long dflt, long long *limit,
+                        long long *offset)
+{
     const char *l = apr_table_get(ctx->query, "limit");
     const char *o = apr_table_get(ctx->query, "offset");
-    *limit = JR_LIMIT_DEFAULT;
+    *limit = dflt;
     *offset = 0;
     if (l && jr_parse_int64(l, 1, JR_LIMIT_MAX, limit) != 0) {
         jr_fail(res, ctx->pool, 400, "limit must be an integer between 1 and %d", JR_LIMIT_MAX);

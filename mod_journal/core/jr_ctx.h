@@ -34,15 +34,39 @@ typedef struct {
     apr_array_header_t *branch_ids; /* of long long; all branches when branch_json is NULL */
     const char *branch_json;
     int via_api_key;
+    int can_read;
+    int can_write;
     const char *session_hash;
 } jr_identity_t;
 
-/* Settings of the host, fixed after startup. */
+/* Settings of the host, fixed after startup. Durations and windows in seconds. */
 typedef struct {
-    long long session_ttl; /* seconds */
+    long long session_ttl;
     int bcrypt_cost;
     const char *dummy_hash; /* bcrypt hash checked for unknown users, so timing matches */
+    int rate_default;       /* rate_limit_per_min of keys created without one */
+    int rate_max;           /* largest accepted rate_limit_per_min */
+    int key_ban_threshold;  /* wrong API keys from one IP within key_ban_window ... */
+    int key_ban_window;
+    long long key_ban_duration; /* ... ban it for this long */
+    int login_ban_threshold;
+    int login_ban_window;
+    long long login_ban_duration;
+    long long honeypot_ban_duration;
 } jr_config_t;
+
+/* Defaults of the settings above (documented in docs/directives.md). */
+#define JR_DEFAULT_RATE 60
+#define JR_DEFAULT_RATE_MAX 10000
+#define JR_DEFAULT_KEY_BAN_THRESHOLD 20
+#define JR_DEFAULT_KEY_BAN_WINDOW 600
+#define JR_DEFAULT_KEY_BAN_DURATION 3600
+#define JR_DEFAULT_LOGIN_BAN_THRESHOLD 10
+#define JR_DEFAULT_LOGIN_BAN_WINDOW 900
+#define JR_DEFAULT_LOGIN_BAN_DURATION 86400
+#define JR_DEFAULT_HONEYPOT_BAN_DURATION 86400
+
+struct jr_counters;
 
 typedef struct jr_ctx {
     apr_pool_t *pool;
@@ -54,6 +78,7 @@ typedef struct jr_ctx {
     const char *method;
     apr_table_t *params; /* path parameters by name */
     apr_table_t *query;  /* decoded query string */
+    struct jr_counters *counters; /* shared counters (rate limits, failures); may be NULL */
 } jr_ctx_t;
 
 typedef struct {
@@ -81,6 +106,9 @@ int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id);
 #define JR_LIMIT_DEFAULT 50
 #define JR_LIMIT_MAX 1000
 int jr_list_params(jr_ctx_t *ctx, jr_result_t *res, long long *limit, long long *offset);
+/* The same with another default limit. */
+int jr_list_params_dflt(jr_ctx_t *ctx, jr_result_t *res, long long dflt, long long *limit,
+                        long long *offset);
 
 /* Reads an optional integer id from the query ("branch_id"): 0 when absent, -1 with a 400
  * in res when malformed. */
@@ -96,6 +124,9 @@ apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr);
  * NULL. Never pass secret values: names only. */
 apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type,
                       long long entity_id, const json_t *changes);
+/* The same for records whose identity is text (an IP ban). */
+apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_type,
+                          const char *entity_ref, const json_t *changes);
 
 /* Starts a write transaction; on failure fills res with a 503. Returns APR_SUCCESS or not. */
 apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res);

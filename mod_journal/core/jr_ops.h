@@ -34,7 +34,29 @@ jr_op_fn jr_op_groups_update;
 jr_op_fn jr_op_groups_delete;
 jr_op_fn jr_op_groups_restore;
 
+/* jr_bans.c */
+jr_op_fn jr_op_bans_list;
+jr_op_fn jr_op_bans_delete;
+
+/* jr_keys_admin.c */
+jr_op_fn jr_op_keys_list;
+jr_op_fn jr_op_keys_meta;
+jr_op_fn jr_op_keys_get;
+jr_op_fn jr_op_keys_create;
+jr_op_fn jr_op_keys_update;
+jr_op_fn jr_op_keys_delete;
+jr_op_fn jr_op_keys_rotate;
+
+/* jr_audit_list.c */
+jr_op_fn jr_op_audit_list;
+
+/* jr_v1.c */
+jr_op_fn jr_op_v1_me;
+
 /* Shared helpers. */
+
+/* An API key's record (never the secret). NULL when absent. */
+json_t *jr_key_load(jr_ctx_t *ctx, long long id);
 
 /* The user record as the API shows it (never the password hash). NULL when absent. */
 json_t *jr_user_load(jr_ctx_t *ctx, long long id);

@@ -5,6 +5,7 @@
 
 #include "jr_auth.h"
 #include "jr_json.h"
+#include "jr_keys.h"
 #include "jr_router.h"
 #include "jr_util.h"
 
@@ -129,8 +130,10 @@ int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_creden
         }
         break;
     case JR_AUTH_KEY:
-        jr_fail(res, ctx->pool, 401, "API key required");
-        return 0;
+        if (!jr_auth_key(ctx, cred->api_key, res)) {
+            return 0;
+        }
+        break;
     }
     if ((route->flags & JR_RF_ADMIN) && ctx->who.role != JR_ROLE_ADMIN) {
         jr_fail(res, ctx->pool, 403, "this operation requires the admin role");

@@ -31,10 +31,29 @@ const jr_route_t jr_routes_admin[] = {
     {"DELETE", "/api/groups/:id", jr_op_groups_delete, SESSION, JR_BODY_NONE, ADMIN},
     {"POST", "/api/groups/:id/restore", jr_op_groups_restore, SESSION, JR_BODY_NONE, ADMIN},
 
+    {"GET", "/api/api-keys", jr_op_keys_list, SESSION, JR_BODY_NONE, ADMIN},
+    {"GET", "/api/api-keys/meta", jr_op_keys_meta, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/api-keys", jr_op_keys_create, SESSION, JR_BODY_JSON, ADMIN},
+    {"GET", "/api/api-keys/:id", jr_op_keys_get, SESSION, JR_BODY_NONE, ADMIN},
+    {"PUT", "/api/api-keys/:id", jr_op_keys_update, SESSION, JR_BODY_JSON, ADMIN},
+    {"DELETE", "/api/api-keys/:id", jr_op_keys_delete, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/api-keys/:id/rotate", jr_op_keys_rotate, SESSION, JR_BODY_NONE, ADMIN},
+
+    {"GET", "/api/bans", jr_op_bans_list, SESSION, JR_BODY_NONE, ADMIN},
+    {"DELETE", "/api/bans/~ip", jr_op_bans_delete, SESSION, JR_BODY_NONE, ADMIN},
+
+    {"GET", "/api/audit", jr_op_audit_list, SESSION, JR_BODY_NONE, ADMIN},
+
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };
 
 /* The external interface: API keys only (see docs/integrators.md). */
+#define KEY JR_AUTH_KEY
+
 const jr_route_t jr_routes_v1[] = {
+    {"GET", "/api/v1/me", jr_op_v1_me, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/branches", jr_op_branches_list, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/groups", jr_op_groups_list, KEY, JR_BODY_NONE, 0},
+
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };

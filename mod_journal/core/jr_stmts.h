@@ -40,5 +40,9 @@ extern const jr_stmt_def_t jr_stmts_auth[];
 extern const jr_stmt_def_t jr_stmts_users[];
 extern const jr_stmt_def_t jr_stmts_branches[];
 extern const jr_stmt_def_t jr_stmts_groups[];
+extern const jr_stmt_def_t jr_stmts_bans[];
+extern const jr_stmt_def_t jr_stmts_keyauth[];
+extern const jr_stmt_def_t jr_stmts_keys[];
+extern const jr_stmt_def_t jr_stmts_audit[];
 
 #endif

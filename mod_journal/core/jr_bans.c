@@ -1,0 +1,134 @@
+#include <apr_strings.h>
+
+#include "jr_bans.h"
+#include "jr_counters.h"
+#include "jr_json.h"
+#include "jr_log.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+const jr_stmt_def_t jr_stmts_bans[] = {
+    {"ban_check",
+     "SELECT reason, expires_at FROM ip_bans WHERE ip = %s"
+     " AND (expires_at IS NULL OR expires_at > %s)",
+     NULL},
+    {"ban_upsert",
+     "INSERT INTO ip_bans (ip, reason, created_at, expires_at) VALUES (%s, %s, %s, %s)"
+     " ON CONFLICT (ip) DO UPDATE SET reason = excluded.reason,"
+     " created_at = excluded.created_at, expires_at = excluded.expires_at",
+     NULL},
+    {"bans_list",
+     "SELECT ip, reason, created_at, expires_at FROM ip_bans"
+     " WHERE expires_at IS NULL OR expires_at > %s ORDER BY created_at DESC, ip",
+     NULL},
+    {"ban_delete", "DELETE FROM ip_bans WHERE ip = %s", NULL},
+    {"bans_purge", "DELETE FROM ip_bans WHERE expires_at IS NOT NULL AND expires_at <= %s", NULL},
+    {NULL, NULL, NULL},
+};
+
+apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
+{
+    return jr_fail(res, ctx->pool, 403, "this IP address is banned; ask an administrator");
+}
+
+int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
+{
+    jr_rows_t *rows;
+    if (!ctx->client_ip) {
+        return 0;
+    }
+    if (jr_db_select(ctx->db, ctx->pool, "ban_check", &rows,
+                     JR_ARGS(ctx->client_ip, jr_now_iso(ctx->pool))) != APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "database unavailable");
+        return -1;
+    }
+    if (rows->nrows > 0) {
+        jr_ban_refuse(ctx, res);
+        return 1;
+    }
+    return 0;
+}
+
+apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p);
+    const char *until = jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration));
+    apr_status_t rv;
+
+    if (!ctx->client_ip || (rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
+        return ctx->client_ip ? rv : APR_EINVAL;
+    }
+    if ((rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
+                         JR_ARGS(ctx->client_ip, reason, now, until))) != APR_SUCCESS ||
+        (rv = jr_audit_ref(ctx, "ban", "ip", ctx->client_ip,
+                           jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS) {
+        jr_db_rollback(ctx->db);
+        return rv;
+    }
+    if ((rv = jr_db_commit(ctx->db)) == APR_SUCCESS) {
+        jr_log(JR_LOG_WARN, 0, "JR03001: banned %s until %s (%s)", ctx->client_ip, until, reason);
+    }
+    return rv;
+}
+
+int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int window,
+                         long long duration, const char *reason)
+{
+    int count = 0;
+    if (!ctx->counters || !ctx->client_ip ||
+        ctx->counters->ops->fail_add(ctx->counters, kind, ctx->client_ip, window, apr_time_now(),
+                                     &count) != APR_SUCCESS ||
+        count < threshold) {
+        return 0;
+    }
+    return jr_ban_add(ctx, reason, duration) == APR_SUCCESS;
+}
+
+apr_status_t jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    jr_rows_t *rows;
+    json_t *out;
+    int i;
+    if (jr_db_select(ctx->db, ctx->pool, "bans_list", &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
+        APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    out = json_array();
+    for (i = 0; i < rows->nrows; ++i) {
+        const char *exp = jr_rows_get(rows, i, "expires_at");
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:o}", "ip",
+                                             jr_rows_get(rows, i, "ip"), "reason",
+                                             jr_rows_get(rows, i, "reason"), "created_at",
+                                             jr_rows_get(rows, i, "created_at"), "expires_at",
+                                             exp ? json_string(exp) : json_null()));
+    }
+    return jr_reply(res, ctx->pool, 200, out);
+}
+
+apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *ip = apr_table_get(ctx->params, "ip");
+    int n = 0;
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "ban_delete", &n, JR_ARGS(ip)) != APR_SUCCESS ||
+        (n > 0 && jr_audit_ref(ctx, "unban", "ip", ip, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n == 0) {
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "no ban for %s", ip);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    /* A lifted ban starts from a clean slate, or the next failure would ban again. */
+    if (ctx->counters) {
+        ctx->counters->ops->fail_clear(ctx->counters, ip);
+    }
+    return jr_reply_ok(res, p);
+}

@@ -1,0 +1,27 @@
+/* IP bans: a database row (shared by every node, survives restarts); the failures that lead
+ * to one are counted in the shared counters, so a bad attempt costs no database write. */
+#ifndef JR_BANS_H
+#define JR_BANS_H
+
+#include "jr_ctx.h"
+
+#define JR_BAN_APIKEY "apikey-bruteforce"
+#define JR_BAN_LOGIN "login-bruteforce"
+#define JR_BAN_HONEYPOT "honeypot"
+
+/* 1 when the caller's IP is banned (fills res with 403), 0 when not, -1 on a database error
+ * (res holds a 503). */
+int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res);
+
+/* Fills res with the 403 of a banned caller. */
+apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res);
+
+/* Bans the caller's IP for duration seconds, in its own transaction, audited. */
+apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration);
+
+/* Counts a failure of kind ("apikey", "login") for the caller's IP and bans it once the
+ * threshold is reached within the window. Returns 1 when this failure led to a ban. */
+int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int window,
+                         long long duration, const char *reason);
+
+#endif

@@ -1,0 +1,208 @@
+/* Key format and /api/v1 authentication. Management operations are in jr_keys_admin.c. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_bans.h"
+#include "jr_counters.h"
+#include "jr_crypt.h"
+#include "jr_json.h"
+#include "jr_keys.h"
+#include "jr_log.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+const jr_stmt_def_t jr_stmts_keyauth[] = {
+    /* One round trip answers both "is this IP banned" and "which key is this". */
+    {"key_auth",
+     "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"
+     " k.branch_ids, k.expires_at FROM (SELECT 1 AS one) o"
+     " LEFT JOIN ip_bans b ON b.ip = %s AND (b.expires_at IS NULL OR b.expires_at > %s)"
+     " LEFT JOIN api_keys k ON k.key_hash = %s",
+     NULL},
+    {"key_touch", "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT,
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+static uint32_t crc32_of(const char *s, size_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; ++i) {
+        crc ^= (unsigned char)s[i];
+        for (k = 0; k < 8; ++k) {
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+        }
+    }
+    return ~crc;
+}
+
+static void checksum(const char *s, size_t n, char out[JR_KEY_CHECK_LEN])
+{
+    uint32_t c = crc32_of(s, n);
+    int i;
+    for (i = JR_KEY_CHECK_LEN - 1; i >= 0; --i) {
+        out[i] = b62[c % 62];
+        c /= 62;
+    }
+}
+
+char *jr_key_generate(apr_pool_t *p)
+{
+    unsigned char num[32];
+    char *key = apr_palloc(p, JR_KEY_LEN + 1);
+    int i, j;
+
+    if (jr_random_bytes(num, sizeof(num)) != 0) {
+        return NULL;
+    }
+    memcpy(key, JR_KEY_PREFIX, 4);
+    /* The 256-bit number in base 62, most significant digit first (62^43 > 2^256). */
+    for (i = JR_KEY_BODY_LEN - 1; i >= 0; --i) {
+        unsigned rem = 0;
+        for (j = 0; j < (int)sizeof(num); ++j) {
+            unsigned cur = (rem << 8) | num[j];
+            num[j] = (unsigned char)(cur / 62);
+            rem = cur % 62;
+        }
+        key[4 + i] = b62[rem];
+    }
+    checksum(key, 4 + JR_KEY_BODY_LEN, key + 4 + JR_KEY_BODY_LEN);
+    key[JR_KEY_LEN] = '\0';
+    return key;
+}
+
+int jr_key_wellformed(const char *key)
+{
+    char check[JR_KEY_CHECK_LEN];
+    size_t i;
+    if (!key || strlen(key) != JR_KEY_LEN || strncmp(key, JR_KEY_PREFIX, 4)) {
+        return 0;
+    }
+    for (i = 4; i < JR_KEY_LEN; ++i) {
+        if (!strchr(b62, key[i])) {
+            return 0;
+        }
+    }
+    checksum(key, 4 + JR_KEY_BODY_LEN, check);
+    return jr_secure_equal(check, key + 4 + JR_KEY_BODY_LEN, JR_KEY_CHECK_LEN);
+}
+
+static int refuse_key(jr_ctx_t *ctx, jr_result_t *res, const char *why)
+{
+    const jr_config_t *c = ctx->cfg;
+    if (jr_ban_count_failure(ctx, "apikey", c->key_ban_threshold, c->key_ban_window,
+                             c->key_ban_duration, JR_BAN_APIKEY)) {
+        jr_ban_refuse(ctx, res);
+        return 0;
+    }
+    jr_fail(res, ctx->pool, 401, "%s", why);
+    return 0;
+}
+
+static void set_identity(jr_ctx_t *ctx, const jr_rows_t *r)
+{
+    const char *scopes = jr_rows_get(r, 0, "scopes"), *branches = jr_rows_get(r, 0, "branch_ids");
+    const char *perr = NULL;
+    apr_array_header_t *ids = apr_array_make(ctx->pool, 4, sizeof(long long));
+    json_t *arr = branches ? jr_json_parse(ctx->pool, branches, strlen(branches), &perr) : NULL;
+
+    ctx->who.authenticated = 1;
+    ctx->who.via_api_key = 1;
+    ctx->who.key_id = jr_rows_int(r, 0, "id", 0);
+    ctx->who.username = apr_pstrcat(ctx->pool, "key:", jr_rows_get(r, 0, "prefix"), NULL);
+    ctx->who.can_write = strstr(scopes, "write") != NULL;
+    ctx->who.can_read = ctx->who.can_write || strstr(scopes, "read") != NULL;
+    if (json_is_array(arr) && json_array_size(arr) > 0) {
+        ctx->who.role = JR_ROLE_TUTOR;
+        ids = jr_ids_from_json(ctx->pool, arr);
+        ctx->who.branch_ids = ids;
+        ctx->who.branch_json = jr_ids_json(ctx->pool, ids);
+    } else {
+        ctx->who.role = JR_ROLE_ADMIN;
+        ctx->who.branch_ids = ids;
+        ctx->who.branch_json = NULL;
+    }
+}
+
+static void rate_headers(jr_ctx_t *ctx, jr_result_t *res, const jr_rate_t *rt)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_table_setn(res->headers, "RateLimit-Policy",
+                   apr_psprintf(p, "%d;w=%d", rt->limit, JR_RATE_WINDOW));
+    apr_table_setn(res->headers, "RateLimit-Limit", apr_itoa(p, rt->limit));
+    apr_table_setn(res->headers, "RateLimit-Remaining", apr_itoa(p, rt->remaining));
+    apr_table_setn(res->headers, "RateLimit-Reset", apr_itoa(p, rt->reset));
+}
+
+static int is_mutation(const char *method)
+{
+    return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
+}
+
+int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p), *exp;
+    jr_rows_t *r;
+    jr_rate_t rt;
+
+    if (!key || !*key || !jr_key_wellformed(key)) {
+        int banned = jr_ban_check(ctx, res);
+        if (banned) {
+            return 0;
+        }
+        if (!key || !*key) {
+            jr_fail(res, p, 401, "API key required: send it in X-Api-Key or Authorization: Bearer");
+            return 0;
+        }
+        return refuse_key(ctx, res, "invalid API key");
+    }
+    if (jr_db_select(ctx->db, p, "key_auth", &r,
+                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "", now,
+                             jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
+        r->nrows != 1) {
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    if (jr_rows_get(r, 0, "ban_reason")) {
+        jr_ban_refuse(ctx, res);
+        return 0;
+    }
+    if (!jr_rows_get(r, 0, "id")) {
+        return refuse_key(ctx, res, "invalid API key");
+    }
+    if ((exp = jr_rows_get(r, 0, "expires_at")) != NULL && strcmp(exp, now) <= 0) {
+        jr_fail(res, p, 401, "API key expired");
+        return 0;
+    }
+    set_identity(ctx, r);
+    if (ctx->counters) {
+        ctx->counters->ops->rate_hit(ctx->counters, ctx->who.key_id,
+                                     (int)jr_rows_int(r, 0, "rate_limit_per_min", 1),
+                                     apr_time_now(), &rt);
+        rate_headers(ctx, res, &rt);
+        if (!rt.allowed) {
+            apr_table_setn(res->headers, "Retry-After", apr_itoa(p, rt.reset));
+            jr_fail(res, p, 429, "rate limit of %d requests per minute exceeded; retry in %d s",
+                    rt.limit, rt.reset);
+            return 0;
+        }
+        if (rt.touch && jr_db_exec(ctx->db, p, "key_touch", NULL,
+                                   JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
+                            APR_SUCCESS) {
+            jr_log(JR_LOG_WARN, 0, "JR03002: could not record the last use of key %lld",
+                   ctx->who.key_id);
+        }
+    }
+    if (is_mutation(ctx->method) ? !ctx->who.can_write : !ctx->who.can_read) {
+        jr_fail(res, p, 403, "this API key lacks the '%s' scope",
+                is_mutation(ctx->method) ? "write" : "read");
+        return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,23 @@
+/* API keys: format, management (administrative interface) and authentication (/api/v1). */
+#ifndef JR_KEYS_H
+#define JR_KEYS_H
+
+#include "jr_ctx.h"
+
+/* wsk_ + 43 base62 characters (32 random bytes) + 6 base62 characters of CRC-32 over what
+ * precedes them: a typo or a look-alike is refused before any database lookup, and secret
+ * scanners can recognise the format. */
+#define JR_KEY_PREFIX "wsk_"
+#define JR_KEY_BODY_LEN 43
+#define JR_KEY_CHECK_LEN 6
+#define JR_KEY_LEN (4 + JR_KEY_BODY_LEN + JR_KEY_CHECK_LEN)
+#define JR_KEY_SHOWN 12 /* the visible prefix: wsk_ and 8 characters */
+
+char *jr_key_generate(apr_pool_t *p);
+int jr_key_wellformed(const char *key);
+
+/* Authenticates an /api/v1 request: ban check, key, expiry, rate limit, scope. Returns 1 to
+ * go on; otherwise fills res and returns 0. */
+int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res);
+
+#endif

@@ -1,0 +1,358 @@
+/* Key management on the administrative interface (admin session only). The secret is shown
+ * once, in the answer to create and rotate; it is stored as SHA-256 and a visible prefix. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_crypt.h"
+#include "jr_json.h"
+#include "jr_keys.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define KEY_COLS                                                                            \
+    "id, name, prefix, scopes, rate_limit_per_min, branch_ids, expires_at, created_at,"     \
+    " created_by, updated_at, rotated_at, last_used_at, last_used_ip"
+
+const jr_stmt_def_t jr_stmts_keys[] = {
+    {"keys_list", "SELECT " KEY_COLS " FROM api_keys ORDER BY id", NULL},
+    {"key_get", "SELECT " KEY_COLS " FROM api_keys WHERE id = " JR_INT, NULL},
+    {"key_insert",
+     "INSERT INTO api_keys (name, prefix, key_hash, scopes, rate_limit_per_min, branch_ids,"
+     " expires_at, created_at, created_by, updated_at)"
+     " VALUES (%s, %s, %s, %s, CAST(%s AS INTEGER), %s, %s, %s, " JR_INT ", %s) RETURNING id",
+     NULL},
+    {"key_update",
+     "UPDATE api_keys SET name = %s, scopes = %s, rate_limit_per_min = CAST(%s AS INTEGER),"
+     " branch_ids = %s, expires_at = %s, updated_at = %s WHERE id = " JR_INT,
+     NULL},
+    {"key_rotate",
+     "UPDATE api_keys SET prefix = %s, key_hash = %s, rotated_at = %s, updated_at = %s"
+     " WHERE id = " JR_INT,
+     NULL},
+    {"key_delete", "DELETE FROM api_keys WHERE id = " JR_INT, NULL},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+
+static const jr_field_t create_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 100},
+    {.name = "scopes", .type = JR_F_STRING_ARRAY, .required = 1, .max_items = 2},
+    {.name = "rate_limit_per_min", .type = JR_F_INT, .nullable = 1},
+    {.name = "expires_at", .type = JR_F_STRING, .nullable = 1, .max = 64},
+    {.name = "branch_ids", .type = JR_F_INT_ARRAY, .nullable = 1, .min = 1, .max = ID_MAX,
+     .max_items = 1000},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 100},
+    {.name = "scopes", .type = JR_F_STRING_ARRAY, .max_items = 2},
+    {.name = "rate_limit_per_min", .type = JR_F_INT},
+    {.name = "expires_at", .type = JR_F_STRING, .nullable = 1, .max = 64},
+    {.name = "branch_ids", .type = JR_F_INT_ARRAY, .nullable = 1, .min = 1, .max = ID_MAX,
+     .max_items = 1000},
+    {NULL},
+};
+
+static json_t *ids_or_empty(apr_pool_t *p, const char *text)
+{
+    const char *err = NULL;
+    json_t *j = text ? jr_json_parse(p, text, strlen(text), &err) : NULL;
+    return json_is_array(j) ? json_incref(j) : json_array();
+}
+
+static json_t *opt_str(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *key_json(apr_pool_t *p, const jr_rows_t *r, int i)
+{
+    char *scopes = apr_pstrdup(p, jr_rows_get(r, i, "scopes")), *tok, *last;
+    json_t *sc = json_array();
+    const char *by = jr_rows_get(r, i, "created_by");
+    for (tok = apr_strtok(scopes, ",", &last); tok; tok = apr_strtok(NULL, ",", &last)) {
+        json_array_append_new(sc, json_string(tok));
+    }
+    return json_pack(
+        "{s:I, s:s, s:s, s:o, s:I, s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:o}", "id",
+        (json_int_t)jr_rows_int(r, i, "id", 0), "name", jr_rows_get(r, i, "name"), "prefix",
+        jr_rows_get(r, i, "prefix"), "scopes", sc, "rate_limit_per_min",
+        (json_int_t)jr_rows_int(r, i, "rate_limit_per_min", 0), "branch_ids",
+        ids_or_empty(p, jr_rows_get(r, i, "branch_ids")), "expires_at",
+        opt_str(jr_rows_get(r, i, "expires_at")), "created_at", jr_rows_get(r, i, "created_at"),
+        "created_by", by ? json_integer(jr_rows_int(r, i, "created_by", 0)) : json_null(),
+        "updated_at", jr_rows_get(r, i, "updated_at"), "rotated_at",
+        opt_str(jr_rows_get(r, i, "rotated_at")), "last_used_at",
+        opt_str(jr_rows_get(r, i, "last_used_at")), "last_used_ip",
+        opt_str(jr_rows_get(r, i, "last_used_ip")));
+}
+
+/* The key's record (never the secret), NULL when absent. */
+json_t *jr_key_load(jr_ctx_t *ctx, long long id)
+{
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, ctx->pool, "key_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+            APR_SUCCESS ||
+        rows->nrows != 1) {
+        return NULL;
+    }
+    return jr_json_own(ctx->pool, key_json(ctx->pool, rows, 0));
+}
+
+apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    jr_rows_t *rows;
+    json_t *out;
+    int i;
+    if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    out = json_array();
+    for (i = 0; i < rows->nrows; ++i) {
+        json_array_append_new(out, key_json(ctx->pool, rows, i));
+    }
+    return jr_reply(res, ctx->pool, 200, out);
+}
+
+apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return jr_reply(res, ctx->pool, 200,
+                    json_pack("{s:{s:b, s:b}, s:{s:i, s:i, s:i}}", "scopes", "read", 1, "write", 1,
+                              "rate_limit_per_min", "min", 1, "max", ctx->cfg->rate_max,
+                              "default", ctx->cfg->rate_default));
+}
+
+apr_status_t jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    json_t *k = jr_key_load(ctx, jr_param_id(ctx, "id"));
+    if (!k) {
+        return jr_fail(res, ctx->pool, 404, "API key not found");
+    }
+    return jr_reply(res, ctx->pool, 200, json_incref(k));
+}
+
+/* The validated, normalised values of a create or update body. NULL members: absent. */
+typedef struct {
+    const char *name, *scopes, *rate, *expires, *branches;
+    int expires_given, branches_given;
+} key_input_t;
+
+static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    json_t *v;
+    apr_time_t t;
+
+    memset(k, 0, sizeof(*k));
+    k->name = jr_json_trimmed(p, in, "name");
+    if ((v = json_object_get(in, "scopes")) != NULL) {
+        int read = 0, write = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            const char *s = json_string_value(e);
+            if (!strcmp(s, "read")) {
+                read = 1;
+            } else if (!strcmp(s, "write")) {
+                write = 1;
+            } else {
+                jr_fail(res, p, 400, "scopes: '%s' is not a scope (allowed: read, write)", s);
+                return -1;
+            }
+        }
+        if (!read && !write) {
+            jr_fail(res, p, 400, "scopes must name at least one of read, write");
+            return -1;
+        }
+        k->scopes = read && write ? "read,write" : read ? "read" : "write";
+    }
+    if ((v = json_object_get(in, "rate_limit_per_min")) != NULL && !json_is_null(v)) {
+        json_int_t n = json_integer_value(v);
+        if (n < 1 || n > ctx->cfg->rate_max) {
+            jr_fail(res, p, 400, "rate_limit_per_min must be an integer from 1 to %d",
+                    ctx->cfg->rate_max);
+            return -1;
+        }
+        k->rate = jr_i64(p, n);
+    }
+    if ((v = json_object_get(in, "expires_at")) != NULL) {
+        k->expires_given = 1;
+        if (!json_is_null(v)) {
+            if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
+                jr_fail(res, p, 400,
+                        "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
+                return -1;
+            }
+            if (t <= apr_time_now()) {
+                jr_fail(res, p, 400, "expires_at must be in the future");
+                return -1;
+            }
+            k->expires = jr_iso_time(p, t);
+        }
+    }
+    if ((v = json_object_get(in, "branch_ids")) != NULL) {
+        k->branches_given = 1;
+        if (!json_is_null(v) && json_array_size(v) > 0) {
+            apr_array_header_t *ids = jr_ids_from_json(p, v);
+            apr_status_t rv;
+            long long missing = jr_branches_missing(ctx, ids, &rv);
+            if (rv != APR_SUCCESS) {
+                jr_fail(res, p, 503, "database unavailable");
+                return -1;
+            }
+            if (missing) {
+                jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
+                return -1;
+            }
+            k->branches = jr_ids_json(p, ids);
+        }
+    }
+    return 0;
+}
+
+static apr_status_t reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
+                                      const char *secret)
+{
+    json_t *k = jr_key_load(ctx, id), *out;
+    if (!k) {
+        return jr_fail(res, ctx->pool, 500, "internal error");
+    }
+    out = json_deep_copy(k);
+    json_object_set_new(out, "key", json_string(secret));
+    return jr_reply(res, ctx->pool, status, out);
+}
+
+apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *secret, *now = jr_now_iso(p);
+    key_input_t k;
+    jr_rows_t *rows;
+    long long id;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (read_key_input(ctx, in, &k, res) != 0) {
+        return APR_SUCCESS;
+    }
+    if (!(secret = jr_key_generate(p))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "key_insert", &rows,
+                     JR_ARGS(k.name, apr_pstrndup(p, secret, JR_KEY_SHOWN),
+                             jr_sha256_hex(p, secret, strlen(secret)), k.scopes,
+                             k.rate ? k.rate : jr_i64(p, ctx->cfg->rate_default), k.branches,
+                             k.expires, now,
+                             ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL, now)) !=
+            APR_SUCCESS ||
+        rows->nrows != 1) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    id = jr_rows_int(rows, 0, "id", 0);
+    if (jr_audit(ctx, "create", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_with_secret(ctx, res, 201, id, secret);
+}
+
+apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *msg = jr_json_validate(p, in, update_fields);
+    jr_rows_t *rows;
+    key_input_t k;
+    json_t *out;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (jr_db_select(ctx->db, p, "key_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1) {
+        return jr_fail(res, p, 404, "API key not found");
+    }
+    if (read_key_input(ctx, in, &k, res) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "key_update", NULL,
+                   JR_ARGS(k.name ? k.name : jr_rows_get(rows, 0, "name"),
+                           k.scopes ? k.scopes : jr_rows_get(rows, 0, "scopes"),
+                           k.rate ? k.rate : jr_rows_get(rows, 0, "rate_limit_per_min"),
+                           k.branches_given ? k.branches : jr_rows_get(rows, 0, "branch_ids"),
+                           k.expires_given ? k.expires : jr_rows_get(rows, 0, "expires_at"),
+                           jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "update", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!(out = jr_key_load(ctx, id))) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    return jr_reply(res, p, 200, json_incref(out));
+}
+
+apr_status_t jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    int n = 0;
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "key_delete", &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        (n > 0 && jr_audit(ctx, "delete", "api_key", id, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n == 0) {
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "API key not found");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}
+
+apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *secret = jr_key_generate(p), *now = jr_now_iso(p);
+    int n = 0;
+    if (!secret) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "key_rotate", &n,
+                   JR_ARGS(apr_pstrndup(p, secret, JR_KEY_SHOWN),
+                           jr_sha256_hex(p, secret, strlen(secret)), now, now, jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        (n > 0 && jr_audit(ctx, "rotate", "api_key", id, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n == 0) {
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "API key not found");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_with_secret(ctx, res, 200, id, secret);
+}
