@@ -37,6 +37,7 @@ typedef struct {
     int can_read;
     int can_write;
     const char *session_hash;
+    const jr_rows_t *key_row; /* the API key's record as read at authentication */
 } jr_identity_t;
 
 /* Settings of the host, fixed after startup. Durations and windows in seconds. */

@@ -31,16 +31,41 @@ json_t *jr_json_parse(apr_pool_t *p, const char *buf, size_t len, const char **e
     return jr_json_own(p, j);
 }
 
+typedef struct {
+    apr_pool_t *pool;
+    char *buf;
+    size_t len, cap;
+} dump_buf_t;
+
+static int dump_chunk(const char *data, size_t size, void *baton)
+{
+    dump_buf_t *b = baton;
+    if (b->len + size + 1 > b->cap) {
+        size_t cap = b->cap * 2 > b->len + size + 1 ? b->cap * 2 : b->len + size + 1;
+        char *bigger = apr_palloc(b->pool, cap);
+        memcpy(bigger, b->buf, b->len);
+        b->buf = bigger;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, size);
+    b->len += size;
+    return 0;
+}
+
 char *jr_json_dump(apr_pool_t *p, const json_t *j, size_t *len)
 {
-    size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT);
-    char *buf = apr_palloc(p, n + 1);
-    json_dumpb(j, buf, n, JSON_COMPACT);
-    buf[n] = '\0';
+    /* One pass: json_dumpb(NULL, 0) would serialise everything once just to size it. */
+    dump_buf_t b;
+    b.pool = p;
+    b.cap = 1024;
+    b.len = 0;
+    b.buf = apr_palloc(p, b.cap);
+    json_dump_callback(j, dump_chunk, &b, JSON_COMPACT);
+    b.buf[b.len] = '\0';
     if (len) {
-        *len = n;
+        *len = b.len;
     }
-    return buf;
+    return b.buf;
 }
 
 size_t jr_utf8_len(const char *s)

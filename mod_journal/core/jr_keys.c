@@ -18,7 +18,8 @@ const jr_stmt_def_t jr_stmts_keyauth[] = {
     /* One round trip answers both "is this IP banned" and "which key is this". */
     {"key_auth",
      "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"
-     " k.branch_ids, k.expires_at FROM (SELECT 1 AS one) o"
+     " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"
+     " k.last_used_at, k.last_used_ip FROM (SELECT 1 AS one) o"
      " LEFT JOIN ip_bans b ON b.ip = %s AND (b.expires_at IS NULL OR b.expires_at > %s)"
      " LEFT JOIN api_keys k ON k.key_hash = %s",
      NULL},
@@ -114,6 +115,7 @@ static void set_identity(jr_ctx_t *ctx, const jr_rows_t *r)
     ctx->who.authenticated = 1;
     ctx->who.via_api_key = 1;
     ctx->who.key_id = jr_rows_int(r, 0, "id", 0);
+    ctx->who.key_row = r;
     ctx->who.username = apr_pstrcat(ctx->pool, "key:", jr_rows_get(r, 0, "prefix"), NULL);
     ctx->who.can_write = strstr(scopes, "write") != NULL;
     ctx->who.can_read = ctx->who.can_write || strstr(scopes, "read") != NULL;

@@ -11,13 +11,10 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define KEY_COLS                                                                            \
-    "id, name, prefix, scopes, rate_limit_per_min, branch_ids, expires_at, created_at,"     \
-    " created_by, updated_at, rotated_at, last_used_at, last_used_ip"
 
 const jr_stmt_def_t jr_stmts_keys[] = {
-    {"keys_list", "SELECT " KEY_COLS " FROM api_keys ORDER BY id", NULL},
-    {"key_get", "SELECT " KEY_COLS " FROM api_keys WHERE id = " JR_INT, NULL},
+    {"keys_list", "SELECT " JR_KEY_COLS " FROM api_keys ORDER BY id", NULL},
+    {"key_get", "SELECT " JR_KEY_COLS " FROM api_keys WHERE id = " JR_INT, NULL},
     {"key_insert",
      "INSERT INTO api_keys (name, prefix, key_hash, scopes, rate_limit_per_min, branch_ids,"
      " expires_at, created_at, created_by, updated_at)"
@@ -69,7 +66,7 @@ static json_t *opt_str(const char *s)
     return s ? json_string(s) : json_null();
 }
 
-static json_t *key_json(apr_pool_t *p, const jr_rows_t *r, int i)
+json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
 {
     char *scopes = apr_pstrdup(p, jr_rows_get(r, i, "scopes")), *tok, *last;
     json_t *sc = json_array();
@@ -100,7 +97,7 @@ json_t *jr_key_load(jr_ctx_t *ctx, long long id)
         rows->nrows != 1) {
         return NULL;
     }
-    return jr_json_own(ctx->pool, key_json(ctx->pool, rows, 0));
+    return jr_json_own(ctx->pool, jr_key_json(ctx->pool, rows, 0));
 }
 
 apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -113,7 +110,7 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     }
     out = json_array();
     for (i = 0; i < rows->nrows; ++i) {
-        json_array_append_new(out, key_json(ctx->pool, rows, i));
+        json_array_append_new(out, jr_key_json(ctx->pool, rows, i));
     }
     return jr_reply(res, ctx->pool, 200, out);
 }

@@ -34,7 +34,7 @@ static int is_id(const char *s)
 }
 
 /* Splits a raw path into decoded segments. NULL when a segment does not decode. */
-static apr_array_header_t *segments(apr_pool_t *p, const char *path, int decode)
+static apr_array_header_t *segments(apr_pool_t *p, const char *path)
 {
     apr_array_header_t *segs = apr_array_make(p, 8, sizeof(char *));
     char *copy = apr_pstrdup(p, path), *tok, *last;
@@ -43,7 +43,7 @@ static apr_array_header_t *segments(apr_pool_t *p, const char *path, int decode)
         copy[n - 1] = '\0'; /* one trailing slash is tolerated */
     }
     for (tok = apr_strtok(copy, "/", &last); tok; tok = apr_strtok(NULL, "/", &last)) {
-        char *seg = decode ? jr_url_decode(p, tok, 0) : tok;
+        char *seg = jr_url_decode(p, tok, 0);
         if (!seg) {
             return NULL;
         }
@@ -52,40 +52,47 @@ static apr_array_header_t *segments(apr_pool_t *p, const char *path, int decode)
     return segs;
 }
 
+/* Matches a pattern against decoded segments without allocating: patterns are walked in
+ * place, one '/'-separated piece at a time. */
 static int match_pattern(apr_pool_t *p, const char *pattern, apr_array_header_t *segs,
                          apr_table_t *params)
 {
-    apr_array_header_t *pat = segments(p, pattern, 0);
+    const char *ps = pattern;
     int i;
-    if (pat->nelts != segs->nelts) {
-        return 0;
-    }
-    for (i = 0; i < pat->nelts; ++i) {
-        const char *ps = APR_ARRAY_IDX(pat, i, char *);
-        const char *s = APR_ARRAY_IDX(segs, i, char *);
-        if (ps[0] == ':') {
-            if (!is_id(s)) {
+    for (i = 0; i < segs->nelts; ++i) {
+        const char *s = APR_ARRAY_IDX(segs, i, char *), *end;
+        size_t n;
+        while (*ps == '/') {
+            ++ps;
+        }
+        if (!*ps) {
+            return 0;
+        }
+        end = strchr(ps, '/');
+        n = end ? (size_t)(end - ps) : strlen(ps);
+        if (*ps == ':' || *ps == '~') {
+            if (*ps == ':' && !is_id(s)) {
                 return 0;
             }
             if (params) {
-                apr_table_setn(params, ps + 1, s);
+                apr_table_setn(params, apr_pstrmemdup(p, ps + 1, n - 1), s);
             }
-        } else if (ps[0] == '~') {
-            if (params) {
-                apr_table_setn(params, ps + 1, s);
-            }
-        } else if (strcmp(ps, s)) {
+        } else if (strlen(s) != n || strncmp(ps, s, n)) {
             return 0;
         }
+        ps += n;
     }
-    return 1;
+    while (*ps == '/') {
+        ++ps;
+    }
+    return *ps == '\0';
 }
 
 jr_match_e jr_route_match(const jr_route_t *table, apr_pool_t *p, const char *method,
                           const char *path, const jr_route_t **route, apr_table_t *params,
                           const char **allow)
 {
-    apr_array_header_t *segs = segments(p, path, 1);
+    apr_array_header_t *segs = segments(p, path);
     const jr_route_t *rt;
     const char *methods = NULL;
     if (!strcmp(method, "HEAD")) {

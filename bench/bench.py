@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""make bench: the journal's hot paths under wrk, beside Apache serving a static file of the
+same size from the same server in the same run.
+
+For each target the runs are interleaved (api, static, api, static, ...) so both see the same
+machine conditions; the table shows medians over the rounds. "cost" is the static file's
+req/s divided by the endpoint's: 1.0 means as cheap as a static file.
+"""
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "api"))
+import harness  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+DURATION = os.environ.get("BENCH_DURATION", "3s")
+CONNECTIONS = [int(c) for c in os.environ.get("BENCH_CONNECTIONS", "16,64").split(",")]
+
+EXTRA_CONF = """
+JournalRateLimitMax 10000000
+LogLevel warn
+CustomLog /dev/null journal
+"""
+
+
+def wrk(url, conns, headers):
+    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{DURATION}", "--latency"]
+    for k, v in headers.items():
+        cmd += ["-H", f"{k}: {v}"]
+    out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    if errors or socket_errors:
+        raise RuntimeError(f"wrk saw errors for {url}:\n{out}")
+    return rps, float(p99.group(1)) * scale
+
+
+def measure(srv, name, path, headers):
+    """Runs path and a static file of the same size, interleaved; prints medians."""
+    body = srv.api("GET", path, headers=headers).content
+    static = srv.doc_root / f"static-{name}.json"
+    static.write_bytes(body)
+    os.chmod(static, 0o644)
+    rows = []
+    for conns in CONNECTIONS:
+        api, stat = [], []
+        for _ in range(ROUNDS):
+            api.append(wrk(srv.base_url + path, conns, headers))
+            stat.append(wrk(f"{srv.base_url}/{static.name}", conns, headers))
+        a_rps = statistics.median(r for r, _ in api)
+        s_rps = statistics.median(r for r, _ in stat)
+        rows.append((conns, a_rps, statistics.median(p for _, p in api), s_rps,
+                     statistics.median(p for _, p in stat), s_rps / a_rps))
+    print(f"\n{name}: GET {path} ({len(body)} bytes) vs a static file of the same size")
+    print(f"  {'conns':>5}  {'api req/s':>10}  {'api p99 ms':>10}  {'static req/s':>12}"
+          f"  {'static p99 ms':>13}  {'cost':>5}  {'api/static':>10}")
+    for conns, a_rps, a_p99, s_rps, s_p99, cost in rows:
+        print(f"  {conns:>5}  {a_rps:>10.0f}  {a_p99:>10.2f}  {s_rps:>12.0f}  {s_p99:>13.2f}"
+              f"  {cost:>5.2f}  {1 / cost:>10.2f}")
+    return rows
+
+
+def main():
+    srv = harness.Server(extra_conf=EXTRA_CONF, label="bench")
+    try:
+        srv.start()
+        tok = srv.admin_token
+        r = srv.api("POST", "/api/api-keys", token=tok,
+                    json={"name": "bench", "scopes": ["read"], "rate_limit_per_min": 10000000})
+        assert r.status_code == 201, r.text
+        key = r.json()["key"]
+        print(f"mod_journal benchmark: db={harness.DB_KIND}, {ROUNDS} interleaved rounds of "
+              f"{DURATION} per target, wrk -t2, connections {CONNECTIONS}")
+        measure(srv, "me", "/api/v1/me", {"X-Api-Key": key})
+        problems = srv.new_log_problems()
+        if problems:
+            print("error log problems:\n  " + "\n  ".join(problems))
+            return 1
+    finally:
+        srv.stop()
+        srv.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
