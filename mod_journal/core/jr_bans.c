@@ -57,8 +57,11 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
     const char *until = jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration));
     apr_status_t rv;
 
-    if (!ctx->client_ip || (rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
-        return ctx->client_ip ? rv : APR_EINVAL;
+    if (!ctx->client_ip) {
+        return APR_EINVAL;
+    }
+    if ((rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
+        return rv;
     }
     if ((rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
                          JR_ARGS(ctx->client_ip, reason, now, until))) != APR_SUCCESS ||

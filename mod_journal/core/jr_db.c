@@ -68,6 +68,12 @@ apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *h
     return APR_SUCCESS;
 }
 
+static apr_status_t close_on_cleanup(void *data)
+{
+    jr_db_close(data);
+    return APR_SUCCESS;
+}
+
 apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver_name,
                         const char *params, const char **err)
 {
@@ -105,7 +111,8 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver_name,
     db->pool = p;
     db->prepared = apr_hash_make(p);
     db->dialect = jr_db_dialect_of(driver_name);
-    apr_pool_cleanup_register(p, db, rollback_on_cleanup, apr_pool_cleanup_null);
+    /* Our own connection: closed (after a rollback if needed) with its pool. */
+    apr_pool_cleanup_register(p, db, close_on_cleanup, apr_pool_cleanup_null);
     *pdb = db;
     return APR_SUCCESS;
 }
