@@ -165,8 +165,8 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
         c->data_dir = MJ_DEFAULT_DATA_DIR;
     }
     if (c->rate_default > c->rate_max) {
-        return apr_psprintf(p, "JournalRateLimitDefault (%lld) must not exceed "
-                               "JournalRateLimitMax (%lld)", c->rate_default, c->rate_max);
+        return jr_psprintf(p, "JournalRateLimitDefault (%lld) must not exceed "
+                              "JournalRateLimitMax (%lld)", c->rate_default, c->rate_max);
     }
     c->core.session_ttl = c->session_ttl;
     c->core.bcrypt_cost = (int)c->bcrypt_cost;

@@ -2,7 +2,8 @@
 # Every directive the module defines must be documented in docs/directives.md.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-names=$(grep -ohE 'AP_INIT_[A-Z0-9]+\("Journal[A-Za-z]+"' "$top"/mod_journal/*.c | sed -E 's/.*\("//; s/"$//' | sort -u)
+# Directive names appear quoted in mj_config.c: in AP_INIT_* lines and in the numeric table.
+names=$(grep -ohE '"Journal[A-Za-z]+"' "$top"/mod_journal/mj_config.c | tr -d '"' | sort -u)
 [ -n "$names" ] || { echo "directives: none found in the sources" >&2; exit 1; }
 missing=0
 for n in $names; do

@@ -45,7 +45,10 @@ export JR_USER="$user" JR_GROUP="$group" JR_DBD_DRIVER="$driver" JR_DBD_PARAMS="
 export JR_DATA_DIR="$data/files" JR_DOC_ROOT="$root/htdocs"
 sh "$top/scripts/render-conf.sh" "$top/conf/journal-dev.conf.in" > "$root/httpd.conf"
 
-/usr/sbin/apache2 -t -d "$root" -f "$root/httpd.conf" >/dev/null
+if ! out=$(/usr/sbin/apache2 -t -d "$root" -f "$root/httpd.conf" 2>&1); then
+    echo "$out" >&2
+    exit 1
+fi
 echo "mod_journal: http://127.0.0.1:$port/api (health: /api/health); logs in $root/logs; Ctrl-C stops."
 # apache2 stops gracefully on SIGTERM; Ctrl-C's SIGINT is turned into the same.
 exec /usr/sbin/apache2 -d "$root" -f "$root/httpd.conf" -DFOREGROUND

@@ -296,6 +296,7 @@ int main(int argc, const char *const *argv)
     apr_getopt_t *g;
     opts_t o;
     int c, rc;
+    apr_status_t rv;
     const char *arg, *cmd;
     long long n;
 
@@ -312,7 +313,7 @@ int main(int argc, const char *const *argv)
 
     apr_getopt_init(&g, p, argc, argv);
     g->interleave = 1;
-    while (apr_getopt_long(g, options, &c, &arg) == APR_SUCCESS) {
+    while ((rv = apr_getopt_long(g, options, &c, &arg)) == APR_SUCCESS) {
         switch (c) {
         case 'd': o.driver = arg; break;
         case 'p': o.params = arg; break;
@@ -334,6 +335,10 @@ int main(int argc, const char *const *argv)
             break;
         case 'h': usage(stdout); return 0;
         }
+    }
+    if (rv != APR_EOF) {
+        usage(stderr); /* apr_getopt already named the bad option */
+        return 2;
     }
     if (g->ind >= argc) {
         usage(stderr);

@@ -63,7 +63,9 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
     if ((rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
         return rv;
     }
-    if ((rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
+    /* Expired rows are cleared whenever a ban is written: the table stays small. */
+    if ((rv = jr_db_exec(ctx->db, p, "bans_purge", NULL, JR_ARGS(now))) != APR_SUCCESS ||
+        (rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
                          JR_ARGS(ctx->client_ip, reason, now, until))) != APR_SUCCESS ||
         (rv = jr_audit_ref(ctx, "ban", "ip", ctx->client_ip,
                            jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS) {

@@ -131,8 +131,7 @@ apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_
 
 /* Starts a write transaction; on failure fills res with a 503. Returns APR_SUCCESS or not. */
 apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res);
-/* Commits; on failure fills res with a 500 unless the failure is a unique violation (409
- * with conflict_msg when not NULL). */
+/* Commits; on failure rolls back and fills res with a 503. */
 apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res);
 
 /* Answers a failed statement inside a transaction: rolls back and fills res with 409 when

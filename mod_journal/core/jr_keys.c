@@ -93,14 +93,13 @@ int jr_key_wellformed(const char *key)
     return jr_secure_equal(check, key + 4 + JR_KEY_BODY_LEN, JR_KEY_CHECK_LEN);
 }
 
+/* Like a failed login, the wrong key that reaches the threshold still gets its 401; the ban
+ * answers from the next request on. */
 static int refuse_key(jr_ctx_t *ctx, jr_result_t *res, const char *why)
 {
     const jr_config_t *c = ctx->cfg;
-    if (jr_ban_count_failure(ctx, "apikey", c->key_ban_threshold, c->key_ban_window,
-                             c->key_ban_duration, JR_BAN_APIKEY)) {
-        jr_ban_refuse(ctx, res);
-        return 0;
-    }
+    jr_ban_count_failure(ctx, "apikey", c->key_ban_threshold, c->key_ban_window,
+                         c->key_ban_duration, JR_BAN_APIKEY);
     jr_fail(res, ctx->pool, 401, "%s", why);
     return 0;
 }

@@ -19,10 +19,11 @@ const jr_route_t *jr_routes_for(const char *path, jr_iface_e *iface)
     return jr_routes_admin;
 }
 
+/* A positive decimal id up to 2^53 - 1 (what JSON clients represent exactly). */
 static int is_id(const char *s)
 {
     size_t n = strlen(s), i;
-    if (n == 0 || n > 15 || s[0] == '0') {
+    if (n == 0 || n > 16 || s[0] == '0' || (n == 16 && strcmp(s, "9007199254740991") > 0)) {
         return 0;
     }
     for (i = 0; i < n; ++i) {

@@ -32,10 +32,12 @@ const jr_stmt_def_t jr_stmts_users[] = {
     {"user_delete", "DELETE FROM users WHERE id = " JR_INT, NULL},
     {"user_branches_clear", "DELETE FROM user_branches WHERE user_id = " JR_INT, NULL},
     {"user_branch_add", "INSERT INTO user_branches (user_id, branch_id) VALUES (" JR_INT ", " JR_INT ")", NULL},
+    /* Run inside the write transaction: SQLite's BEGIN IMMEDIATE already serialises writers;
+     * on PostgreSQL the rows are locked so two concurrent demotions cannot both pass. */
     {"admins_other_active",
-     "SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND active = 1"
-     " AND id <> CAST(%s AS BIGINT)",
-     NULL},
+     "SELECT id FROM users WHERE role = 'admin' AND active = 1 AND id <> CAST(%s AS BIGINT)",
+     "SELECT id FROM users WHERE role = 'admin' AND active = 1 AND id <> CAST(%s AS BIGINT)"
+     " FOR UPDATE"},
     {"branches_existing", "SELECT id FROM branches WHERE id IN " JR_IN_JSON_SQLITE,
      "SELECT id FROM branches WHERE id IN " JR_IN_JSON_PG},
     {NULL, NULL, NULL},
@@ -300,7 +302,7 @@ static int would_orphan_admins(jr_ctx_t *ctx, const json_t *target, int removing
         *err = 1;
         return 0;
     }
-    return jr_rows_int(rows, 0, "n", 0) == 0;
+    return rows->nrows == 0;
 }
 
 apr_status_t jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -322,11 +324,13 @@ apr_status_t jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         return APR_SUCCESS;
     }
     removing = (u.role && !strcmp(u.role, "tutor")) || (u.active && !strcmp(u.active, "0"));
-    if (would_orphan_admins(ctx, target, removing, &dberr)) {
-        return jr_fail(res, p, 409, "the last active admin cannot be demoted or deactivated");
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
     }
-    if (dberr || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return dberr ? jr_fail(res, p, 503, "database unavailable") : APR_SUCCESS;
+    if (would_orphan_admins(ctx, target, removing, &dberr) || dberr) {
+        jr_db_rollback(ctx->db);
+        return dberr ? jr_fail(res, p, 503, "database unavailable")
+                     : jr_fail(res, p, 409, "the last active admin cannot be demoted or deactivated");
     }
     if (jr_db_exec(ctx->db, p, "user_update", NULL,
                    JR_ARGS(u.username, u.hash, u.role, u.active, jr_now_iso(p), jr_i64(p, id))) !=
@@ -361,11 +365,13 @@ apr_status_t jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     if (id == ctx->who.user_id) {
         return jr_fail(res, p, 409, "you cannot delete your own account");
     }
-    if (would_orphan_admins(ctx, target, 1, &dberr)) {
-        return jr_fail(res, p, 409, "the last active admin cannot be deleted");
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
     }
-    if (dberr || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return dberr ? jr_fail(res, p, 503, "database unavailable") : APR_SUCCESS;
+    if (would_orphan_admins(ctx, target, 1, &dberr) || dberr) {
+        jr_db_rollback(ctx->db);
+        return dberr ? jr_fail(res, p, 503, "database unavailable")
+                     : jr_fail(res, p, 409, "the last active admin cannot be deleted");
     }
     if (jr_db_exec(ctx->db, p, "user_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "user", id, NULL) != APR_SUCCESS) {
