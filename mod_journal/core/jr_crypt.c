@@ -63,7 +63,7 @@ char *jr_new_token(apr_pool_t *p)
 
 char *jr_random_password(apr_pool_t *p, size_t n)
 {
-    /* No 0/O, 1/l/I: the password is read off a terminal once. 56 symbols. */
+    /* No 0/O, 1/l/I: the password is read off a terminal once. 57 symbols. */
     static const char alphabet[] = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
     const size_t k = sizeof(alphabet) - 1;
     char *out = apr_palloc(p, n + 1);

@@ -237,8 +237,12 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (!jr_branch_visible(ctx, branch)) {
         return jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
     }
-    /* The tutor (new or kept) must belong to the branch the group ends up in. */
-    if (check_group(ctx, res, id, name, branch, tutor) != 0 ||
+    /* A tutor named in the body is checked; a kept tutor only when the group changes branch. */
+    if (check_group(ctx, res, id, name, branch,
+                    (t && !json_is_null(t)) ||
+                            branch != jr_rows_int(rows, 0, "branch_id", 0)
+                        ? tutor
+                        : 0) != 0 ||
         jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }

@@ -1,0 +1,490 @@
+/* jr_db.h, jr_migrate.h, jr_stmts.h against a temporary SQLite file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include <sqlite3.h>
+
+#include "jr_db.h"
+#include "jr_log.h"
+#include "jr_migrate.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+#include "ops_fixture.h" /* fx_dir_*: the directory of the test databases */
+
+static apr_pool_t *pool;
+static jr_db_t *db;
+static char path[64]; /* the current test database, "" when none */
+static char last_log[1024];
+static int log_count;
+
+static void capture(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
+{
+    (void)baton;
+    (void)rv;
+    if (level <= JR_LOG_WARN) {
+        ++log_count;
+    }
+    apr_cpystrn(last_log, msg, sizeof(last_log));
+}
+
+/* Removes the test database (the checked teardown). */
+static void remove_files(void)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    size_t i;
+    for (i = 0; path[0] && i < sizeof(suffixes) / sizeof(suffixes[0]); ++i) {
+        char name[sizeof(path) + 16];
+        snprintf(name, sizeof(name), "%s%s", path, suffixes[i]);
+        unlink(name);
+    }
+    path[0] = '\0';
+}
+
+static void setup(void)
+{
+    int fd;
+    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
+    snprintf(path, sizeof(path), "%s/db-XXXXXX", fx_dir());
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    db = NULL;
+    log_count = 0;
+    last_log[0] = '\0';
+    jr_log_set(capture, NULL);
+}
+
+static void teardown(void)
+{
+    if (db) {
+        jr_db_close(db);
+        db = NULL;
+    }
+    apr_pool_destroy(pool);
+    pool = NULL;
+    remove_files();
+    jr_log_set(NULL, NULL);
+}
+
+static void open_db(void)
+{
+    const char *err = NULL;
+    apr_status_t rv = jr_db_open(&db, pool, "sqlite3", path, &err);
+    ck_assert_msg(rv == APR_SUCCESS, "open: %s", err ? err : "?");
+    ck_assert_ptr_nonnull(db);
+}
+
+static void open_ready(void)
+{
+    const char *err = NULL;
+    int applied = -1, version = -1;
+    open_db();
+    ck_assert_msg(jr_migrate(db, pool, &applied, &version, &err) == APR_SUCCESS, "migrate: %s",
+                  err ? err : "?");
+    ck_assert_int_eq(jr_db_prepare_all(db), APR_SUCCESS);
+}
+
+static sqlite3 *native(void)
+{
+    return apr_dbd_native_handle(db->driver, db->handle);
+}
+
+/* The first column of the first row of an ad-hoc query, as text (NULL for SQL NULL). */
+static const char *sql_text(const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    const char *out = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(native(), sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(native()));
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        out = apr_pstrdup(pool, (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+static long long sql_int(const char *sql)
+{
+    const char *v = sql_text(sql);
+    ck_assert_msg(v != NULL, "%s gave NULL", sql);
+    return atoll(v);
+}
+
+static long long insert_branch(const char *name)
+{
+    jr_rows_t *rows = NULL;
+    const char *now = jr_now_iso(pool);
+    ck_assert_int_eq(jr_db_select(db, pool, "branch_insert", &rows, JR_ARGS(name, now, now)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rows->nrows, 1);
+    return jr_rows_int(rows, 0, "id", 0);
+}
+
+static int count_migrations(void)
+{
+    int n = 0;
+    while (jr_migrations_sqlite[n].name) {
+        ++n;
+    }
+    return n;
+}
+
+/* Every branch the scope allows (a JSON array of ids, or NULL for all). */
+static jr_rows_t *list_branches(const char *scope)
+{
+    jr_rows_t *rows = NULL;
+    ck_assert_int_eq(jr_db_select(db, pool, "branches_list", &rows,
+                                  JR_ARGS(scope, scope, "1000", "0")),
+                     APR_SUCCESS);
+    return rows;
+}
+
+/* ---- opening ------------------------------------------------------------------------- */
+
+START_TEST(dialects)
+{
+    ck_assert_int_eq(jr_db_dialect_of("sqlite3"), JR_DB_SQLITE);
+    ck_assert_int_eq(jr_db_dialect_of("pgsql"), JR_DB_PGSQL);
+    ck_assert_int_eq(jr_db_dialect_of("SQLITE3"), 0);
+    ck_assert_int_eq(jr_db_dialect_of("mysql"), 0);
+    ck_assert_int_eq(jr_db_dialect_of(""), 0);
+    ck_assert_int_eq(jr_db_dialect_of(NULL), 0);
+}
+END_TEST
+
+START_TEST(open_failures)
+{
+    static jr_db_t dummy;
+    jr_db_t *other = &dummy;
+    const char *err = NULL;
+    ck_assert_int_eq(jr_db_open(&other, pool, "mysql", path, &err), APR_EINVAL);
+    ck_assert_ptr_null(other);
+    ck_assert_msg(err && strstr(err, "'mysql'"), "%s", err ? err : "(null)");
+    err = NULL;
+    ck_assert_int_eq(jr_db_open(&other, pool, NULL, path, &err), APR_EINVAL);
+    ck_assert_ptr_nonnull(err);
+    err = NULL;
+    ck_assert_int_ne(jr_db_open(&other, pool, "sqlite3", "/nonexistent-dir/x/y.db", &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(other);
+    ck_assert_ptr_nonnull(err);
+}
+END_TEST
+
+START_TEST(connection_settings)
+{
+    open_db();
+    ck_assert_int_eq(db->dialect, JR_DB_SQLITE);
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(sql_int("PRAGMA foreign_keys"), 1);
+    ck_assert_int_eq(sql_int("PRAGMA busy_timeout"), 2000);
+    ck_assert_int_eq(sql_int("PRAGMA synchronous"), 1); /* NORMAL */
+    ck_assert_int_eq(jr_db_ping(db), APR_SUCCESS);
+}
+END_TEST
+
+/* ---- migrations ---------------------------------------------------------------------- */
+
+START_TEST(migrate_is_idempotent)
+{
+    const char *err = NULL;
+    int applied = -1, version = -1, latest = jr_migrate_latest(JR_DB_SQLITE), cur = -1;
+    open_db();
+    ck_assert_int_ge(latest, 1);
+    ck_assert_int_eq(jr_migrate(db, pool, &applied, &version, &err), APR_SUCCESS);
+    ck_assert_int_ge(applied, 1);
+    ck_assert_int_eq(version, latest);
+    ck_assert_int_eq(jr_migrate(db, pool, &applied, &version, &err), APR_SUCCESS);
+    ck_assert_int_eq(applied, 0);
+    ck_assert_int_eq(version, latest);
+    ck_assert_int_eq(jr_migrate_current(db, pool, &cur, &err), APR_SUCCESS);
+    ck_assert_int_eq(cur, latest);
+    ck_assert_str_eq(sql_text("PRAGMA journal_mode"), "wal");
+    ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM schema_migrations"), count_migrations());
+    ck_assert_int_eq(sql_int("SELECT MAX(version) FROM schema_migrations"), latest);
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1); /* no transaction left open */
+}
+END_TEST
+
+START_TEST(migrate_current_without_schema)
+{
+    const char *err = NULL;
+    int version = -1;
+    open_db();
+    ck_assert_int_ne(jr_migrate_current(db, pool, &version, &err), APR_SUCCESS);
+    ck_assert_int_eq(version, 0);
+    ck_assert_ptr_nonnull(err);
+}
+END_TEST
+
+START_TEST(migration_lists_agree)
+{
+    int i, prev = 0;
+    for (i = 0; jr_migrations_sqlite[i].name; ++i) {
+        ck_assert_int_gt(jr_migrations_sqlite[i].version, prev);
+        prev = jr_migrations_sqlite[i].version;
+        ck_assert_ptr_nonnull(jr_migrations_pgsql[i].name);
+        ck_assert_int_eq(jr_migrations_pgsql[i].version, prev);
+        ck_assert_str_eq(jr_migrations_pgsql[i].name, jr_migrations_sqlite[i].name);
+        ck_assert_uint_gt(strlen(jr_migrations_sqlite[i].sql), 0);
+        ck_assert_uint_gt(strlen(jr_migrations_pgsql[i].sql), 0);
+    }
+    ck_assert_ptr_null(jr_migrations_pgsql[i].name);
+    ck_assert_int_eq(jr_migrate_latest(JR_DB_SQLITE), prev);
+    ck_assert_int_eq(jr_migrate_latest(JR_DB_PGSQL), prev);
+}
+END_TEST
+
+/* ---- the statement catalog ----------------------------------------------------------- */
+
+static int placeholders(const char *sql)
+{
+    int n = 0;
+    for (; (sql = strstr(sql, "%s")) != NULL; sql += 2) {
+        ++n;
+    }
+    return n;
+}
+
+START_TEST(statement_labels_unique_and_prepare)
+{
+    const jr_stmt_def_t *const *t, *const *u;
+    const jr_stmt_def_t *d, *e;
+    unsigned total = 0;
+    for (t = jr_stmt_tables; *t; ++t) {
+        for (d = *t; d->label; ++d, ++total) {
+            ck_assert_msg(d->sql && *d->sql, "%s has no SQL", d->label);
+            ck_assert_ptr_eq(jr_stmt_sql(d, JR_DB_SQLITE), d->sql);
+            ck_assert_ptr_eq(jr_stmt_sql(d, JR_DB_PGSQL), d->sql_pg ? d->sql_pg : d->sql);
+            if (d->sql_pg) {
+                ck_assert_msg(placeholders(d->sql) == placeholders(d->sql_pg),
+                              "%s: dialects take different arguments", d->label);
+            }
+            for (u = t; *u; ++u) {
+                for (e = (u == t ? d + 1 : *u); e->label; ++e) {
+                    ck_assert_msg(strcmp(d->label, e->label), "duplicate label %s", d->label);
+                }
+            }
+        }
+    }
+    ck_assert_uint_gt(total, 20);
+    open_ready();
+    ck_assert_uint_eq(apr_hash_count(db->prepared), total);
+    ck_assert_int_eq(log_count, 0);
+}
+END_TEST
+
+START_TEST(prepare_fails_before_migrating)
+{
+    open_db();
+    ck_assert_int_ne(jr_db_prepare_all(db), APR_SUCCESS);
+    ck_assert_msg(strstr(last_log, "JR01003") != NULL, "log: %s", last_log);
+}
+END_TEST
+
+START_TEST(unknown_label_fails)
+{
+    static jr_rows_t dummy;
+    jr_rows_t *rows = &dummy;
+    int n = -1;
+    open_ready();
+    ck_assert_int_ne(jr_db_select(db, pool, "no_such_statement", &rows, JR_NOARGS), APR_SUCCESS);
+    ck_assert_ptr_null(rows);
+    ck_assert_msg(strstr(last_log, "JR01004") && strstr(last_log, "no_such_statement"), "log: %s",
+                  last_log);
+    ck_assert_int_ne(jr_db_exec(db, pool, "no_such_statement", &n, JR_NOARGS), APR_SUCCESS);
+    ck_assert_int_eq(n, -1);
+}
+END_TEST
+
+/* ---- transactions -------------------------------------------------------------------- */
+
+START_TEST(rollback_leaves_nothing)
+{
+    jr_rows_t *rows;
+    open_ready();
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(db->in_tx, 1);
+    ck_assert_int_gt(insert_branch("North"), 0);
+    ck_assert_int_ne(jr_db_begin(db), APR_SUCCESS); /* no nesting */
+    jr_db_rollback(db);
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    rows = list_branches(NULL);
+    ck_assert_int_eq(rows->nrows, 0);
+    ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 0);
+
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    insert_branch("South");
+    ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    ck_assert_int_eq(db->in_tx, 0);
+    rows = list_branches(NULL);
+    ck_assert_int_eq(rows->nrows, 1);
+    ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "South");
+}
+END_TEST
+
+START_TEST(wrapper_rolls_back_on_pool_cleanup)
+{
+    apr_pool_t *req;
+    jr_db_t *w;
+    jr_rows_t *rows;
+    open_ready();
+    ck_assert_int_eq(apr_pool_create(&req, pool), APR_SUCCESS);
+    w = jr_db_wrap(req, db->driver, db->handle, db->prepared);
+    ck_assert_int_eq(w->dialect, JR_DB_SQLITE);
+    ck_assert_int_eq(jr_db_begin(w), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_select(w, req, "branch_insert", &rows,
+                                  JR_ARGS("Lost", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rows->nrows, 1);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 0);
+    apr_pool_destroy(req); /* a request that failed half way */
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 0);
+    ck_assert_msg(strstr(last_log, "JR01001") != NULL, "log: %s", last_log);
+}
+END_TEST
+
+START_TEST(unique_violation_detected)
+{
+    jr_rows_t *rows;
+    const char *now;
+    open_ready();
+    now = jr_now_iso(pool);
+    insert_branch("Same");
+    log_count = 0;
+    ck_assert_int_ne(jr_db_select(db, pool, "branch_insert", &rows, JR_ARGS("Same", now, now)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(jr_db_unique_violation(db), 1);
+    ck_assert_msg(strstr(db->last_error, "UNIQUE"), "%s", db->last_error);
+    ck_assert_int_eq(log_count, 0); /* expected conflicts are not logged as errors */
+    /* A later success clears it. */
+    rows = list_branches(NULL);
+    ck_assert_int_eq(jr_db_unique_violation(db), 0);
+    /* A foreign key failure is an error, not a conflict, and is logged. */
+    ck_assert_int_ne(jr_db_select(db, pool, "group_insert", &rows,
+                                  JR_ARGS("g", "999", NULL, now, now)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(jr_db_unique_violation(db), 0);
+    ck_assert_msg(strstr(last_log, "JR01005"), "log: %s", last_log);
+}
+END_TEST
+
+/* ---- results and arguments ----------------------------------------------------------- */
+
+START_TEST(rows_accessors)
+{
+    jr_rows_t *rows;
+    long long a, b;
+    open_ready();
+    a = insert_branch("Alpha");
+    b = insert_branch("Beta");
+    ck_assert_int_gt(b, a);
+    rows = list_branches(NULL);
+    ck_assert_int_eq(rows->nrows, 2);
+    ck_assert_int_eq(rows->ncols, 4);
+    ck_assert_str_eq(rows->names[0], "id");
+    ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "Alpha");
+    ck_assert_str_eq(jr_rows_get(rows, 1, "name"), "Beta");
+    ck_assert_int_eq(jr_rows_int(rows, 0, "id", -1), a);
+    ck_assert_int_eq(jr_rows_int(rows, 1, "id", -1), b);
+    ck_assert_ptr_null(jr_rows_get(rows, 2, "name"));
+    ck_assert_ptr_null(jr_rows_get(rows, -1, "name"));
+    ck_assert_ptr_null(jr_rows_get(rows, 0, "nope"));
+    ck_assert_ptr_null(jr_rows_get(NULL, 0, "name"));
+    ck_assert_int_eq(jr_rows_int(rows, 0, "name", -7), -7); /* not a number */
+    ck_assert_int_eq(jr_rows_int(rows, 5, "id", -7), -7);
+    ck_assert_int_eq(jr_rows_int(NULL, 0, "id", -7), -7);
+    /* The scope argument: a JSON list of ids. */
+    rows = list_branches(jr_psprintf(pool, "[%lld]", b));
+    ck_assert_int_eq(rows->nrows, 1);
+    ck_assert_int_eq(jr_rows_int(rows, 0, "id", -1), b);
+    rows = list_branches("[]");
+    ck_assert_int_eq(rows->nrows, 0);
+}
+END_TEST
+
+START_TEST(null_argument_binds_sql_null)
+{
+    jr_rows_t *rows;
+    const char *now;
+    long long br, g;
+    int n = -1;
+    open_ready();
+    now = jr_now_iso(pool);
+    br = insert_branch("B");
+    ck_assert_int_eq(jr_db_select(db, pool, "group_insert", &rows,
+                                  JR_ARGS("G", jr_i64(pool, br), NULL, now, now)),
+                     APR_SUCCESS);
+    g = jr_rows_int(rows, 0, "id", 0);
+    ck_assert_int_gt(g, 0);
+    ck_assert_str_eq(sql_text("SELECT typeof(tutor_id) FROM study_groups"), "null");
+    ck_assert_int_eq(jr_db_select(db, pool, "group_get", &rows, JR_ARGS(jr_i64(pool, g))),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rows->nrows, 1);
+    ck_assert_ptr_null(jr_rows_get(rows, 0, "tutor_id"));
+    ck_assert_ptr_null(jr_rows_get(rows, 0, "deleted_at"));
+    ck_assert_int_eq(jr_rows_int(rows, 0, "tutor_id", -3), -3);
+    ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "G");
+
+    ck_assert_int_eq(jr_db_exec(db, pool, "audit_insert", &n,
+                                JR_ARGS(now, NULL, NULL, "0", NULL, "test", "thing", NULL, NULL)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(sql_text("SELECT typeof(actor_user_id) || typeof(actor_key_id) ||"
+                              " typeof(client_ip) || typeof(entity_id) || typeof(changes)"
+                              " FROM audit_log"),
+                     "nullnullnullnullnull");
+    ck_assert_int_eq(sql_int("SELECT via_api_key FROM audit_log"), 0);
+}
+END_TEST
+
+START_TEST(exec_counts_rows)
+{
+    int n = -1;
+    long long id;
+    open_ready();
+    id = insert_branch("Old");
+    ck_assert_int_eq(jr_db_exec(db, pool, "branch_update", &n,
+                                JR_ARGS("New", jr_now_iso(pool), jr_i64(pool, id))),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(jr_db_exec(db, pool, "branch_update", &n,
+                                JR_ARGS("Newer", jr_now_iso(pool), jr_i64(pool, id + 100))),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_str_eq(sql_text("SELECT name FROM branches"), "New");
+}
+END_TEST
+
+Suite *suite_db(void)
+{
+    Suite *s = suite_create("db");
+    TCase *tc = tcase_create("db");
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, dialects);
+    tcase_add_test(tc, open_failures);
+    tcase_add_test(tc, connection_settings);
+    tcase_add_test(tc, migrate_is_idempotent);
+    tcase_add_test(tc, migrate_current_without_schema);
+    tcase_add_test(tc, migration_lists_agree);
+    tcase_add_test(tc, statement_labels_unique_and_prepare);
+    tcase_add_test(tc, prepare_fails_before_migrating);
+    tcase_add_test(tc, unknown_label_fails);
+    tcase_add_test(tc, rollback_leaves_nothing);
+    tcase_add_test(tc, wrapper_rolls_back_on_pool_cleanup);
+    tcase_add_test(tc, unique_violation_detected);
+    tcase_add_test(tc, rows_accessors);
+    tcase_add_test(tc, null_argument_binds_sql_null);
+    tcase_add_test(tc, exec_counts_rows);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,294 @@
+/* jr_ops.h, branches and groups: operations driven directly on a migrated SQLite file. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_json.h"
+#include "jr_util.h"
+#include "ops_fixture.h"
+
+/* ---- branches ------------------------------------------------------------------------ */
+
+START_TEST(branches_create_and_list)
+{
+    long long before = fx_audit_count(), id;
+    jr_result_t res = fx_call(jr_op_branches_create, "{\"name\": \"  North  \"}");
+    ck_assert_int_eq(res.status, 201);
+    id = fx_id(&res);
+    ck_assert_int_gt(id, 0);
+    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "North");
+    ck_assert_ptr_nonnull(jr_json_str(res.json, "created_at", NULL));
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action || '/' || entity_type"), "create/branch");
+    ck_assert_str_eq(fx_audit_last("entity_id"), jr_i64(fx_pool, id));
+    ck_assert_str_eq(fx_audit_last("actor_user_id"), jr_i64(fx_pool, fx_admin_id));
+    ck_assert_str_eq(fx_audit_last("client_ip"), "192.0.2.1");
+    ck_assert_str_eq(fx_audit_last("changes"), "[\"name\"]");
+
+    fx_new_branch("South");
+    res = fx_call(jr_op_branches_list, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
+    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "name", ""), "North");
+    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 1), "name", ""), "South");
+    apr_table_setn(fx_ctx.query, "limit", "1");
+    apr_table_setn(fx_ctx.query, "offset", "1");
+    res = fx_call(jr_op_branches_list, NULL);
+    ck_assert_uint_eq(json_array_size(res.json), 1);
+    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "name", ""), "South");
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
+    apr_table_setn(fx_ctx.query, "limit", "0");
+    EXPECT(fx_call(jr_op_branches_list, NULL), 400, "limit");
+    apr_table_clear(fx_ctx.query);
+
+    fx_set_id(&fx_ctx, id);
+    res = fx_call(jr_op_branches_get, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "North");
+    fx_set_id(&fx_ctx, id + 1000);
+    EXPECT(fx_call(jr_op_branches_get, NULL), 404, "not found");
+}
+END_TEST
+
+START_TEST(branches_refused)
+{
+    long long before;
+    fx_new_branch("North");
+    before = fx_audit_count();
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": \"North\"}"), 409, "North");
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": \" North\\t\"}"), 409, "North");
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": \"\"}"), 400, "name");
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": \"   \"}"), 400, "name");
+    EXPECT(fx_call(jr_op_branches_create, "{}"), 400, "name");
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": 7}"), 400, "name");
+    EXPECT(fx_call(jr_op_branches_create, "{\"name\": \"x\", \"colour\": \"red\"}"), 400, "colour");
+    ck_assert_int_eq(fx_audit_count(), before); /* refusals write nothing */
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM branches"), "1");
+}
+END_TEST
+
+START_TEST(branches_update_and_delete)
+{
+    long long a = fx_new_branch("A"), b = fx_new_branch("B"), before;
+    jr_result_t res;
+    fx_set_id(&fx_ctx, a);
+    before = fx_audit_count();
+    res = fx_call(jr_op_branches_update, "{\"name\": \"A2\"}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "A2");
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action"), "update");
+    ck_assert_int_eq(fx_call(jr_op_branches_update, "{\"name\": \"A2\"}").status, 200); /* itself */
+    EXPECT(fx_call(jr_op_branches_update, "{\"name\": \"B\"}"), 409, "B");
+    fx_set_id(&fx_ctx, b + 100);
+    EXPECT(fx_call(jr_op_branches_update, "{\"name\": \"C\"}"), 404, "not found");
+    EXPECT(fx_call(jr_op_branches_delete, NULL), 404, "not found");
+
+    fx_new_group("G", b);
+    fx_set_id(&fx_ctx, b);
+    before = fx_audit_count();
+    EXPECT(fx_call(jr_op_branches_delete, NULL), 409, "groups");
+    ck_assert_int_eq(fx_audit_count(), before);
+    fx_set_id(&fx_ctx, a);
+    ck_assert_int_eq(fx_call(jr_op_branches_delete, NULL).status, 200);
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action || '/' || entity_id"),
+                     apr_pstrcat(fx_pool, "delete/", jr_i64(fx_pool, a), NULL));
+    EXPECT(fx_call(jr_op_branches_get, NULL), 404, "not found");
+}
+END_TEST
+
+/* ---- groups -------------------------------------------------------------------------- */
+
+START_TEST(groups_create_refused)
+{
+    long long a = fx_new_branch("A"), before = fx_audit_count();
+    EXPECT(fx_create_group("G", a + 100), 400, "branch_id");
+    EXPECT(fx_call(jr_op_groups_create, "{\"name\": \"G\"}"), 400, "branch_id");
+    EXPECT(fx_call(jr_op_groups_create, "{\"name\": \"G\", \"branch_id\": \"1\"}"), 400,
+           "branch_id");
+    EXPECT(fx_call(jr_op_groups_create, "{\"name\": \"G\", \"branch_id\": 0}"), 400, "branch_id");
+    EXPECT(fx_call(jr_op_groups_create, "{\"branch_id\": 1}"), 400, "name");
+    EXPECT(fx_call(jr_op_groups_create,
+                   jr_psprintf(fx_pool,
+                               "{\"name\": \"G\", \"branch_id\": %lld, \"tutor_id\": 9999}", a)),
+           400, "tutor_id");
+    ck_assert_int_eq(fx_audit_count(), before);
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM study_groups"), "0");
+}
+END_TEST
+
+START_TEST(groups_names_unique_per_branch)
+{
+    long long a = fx_new_branch("A"), b = fx_new_branch("B"), before = fx_audit_count(), g;
+    jr_result_t res = fx_create_group("Math", a);
+    ck_assert_int_eq(res.status, 201);
+    g = fx_id(&res);
+    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), a);
+    ck_assert(json_is_null(json_object_get(res.json, "tutor_id")));
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action || '/' || entity_type || '/' || entity_id"),
+                     apr_pstrcat(fx_pool, "create/group/", jr_i64(fx_pool, g), NULL));
+    EXPECT(fx_create_group("Math", a), 409, "Math");
+    EXPECT(fx_create_group(" Math ", a), 409, "Math");
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_int_eq(fx_create_group("Math", b).status, 201);
+    ck_assert_int_eq(fx_audit_count(), before + 2);
+}
+END_TEST
+
+START_TEST(groups_soft_delete_and_restore)
+{
+    long long a = fx_new_branch("A"), g1 = fx_new_group("One", a), g2 = fx_new_group("Two", a);
+    long long before;
+    jr_result_t res;
+    fx_set_id(&fx_ctx, g1);
+    before = fx_audit_count();
+    res = fx_call(jr_op_groups_delete, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert(json_is_true(json_object_get(res.json, "ok")));
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action"), "delete");
+    ck_assert_str_eq(fx_sql(jr_psprintf(fx_pool,
+                                        "SELECT deleted_by FROM study_groups WHERE id = %lld", g1)),
+                     jr_i64(fx_pool, fx_admin_id));
+
+    res = fx_call(jr_op_groups_list, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(json_array_size(res.json), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), g2);
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "1");
+    EXPECT(fx_call(jr_op_groups_get, NULL), 404, "not found");
+    EXPECT(fx_call(jr_op_groups_delete, NULL), 404, "not found");
+    EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"X\"}"), 404, "not found");
+
+    res = fx_call(jr_op_groups_restore, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(fx_id(&res), g1);
+    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "One");
+    ck_assert_int_eq(fx_audit_count(), before + 2);
+    ck_assert_str_eq(fx_audit_last("action"), "restore");
+    res = fx_call(jr_op_groups_list, NULL);
+    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
+    ck_assert_int_eq(fx_call(jr_op_groups_get, NULL).status, 200);
+    EXPECT(fx_call(jr_op_groups_restore, NULL), 404, "no deleted group");
+    fx_set_id(&fx_ctx, g2 + 100);
+    EXPECT(fx_call(jr_op_groups_restore, NULL), 404, "no deleted group");
+}
+END_TEST
+
+START_TEST(groups_restore_name_conflict)
+{
+    long long a = fx_new_branch("A"), g = fx_new_group("Math", a), before;
+    fx_set_id(&fx_ctx, g);
+    ck_assert_int_eq(fx_call(jr_op_groups_delete, NULL).status, 200);
+    ck_assert_int_gt(fx_new_group("Math", a), g); /* the name is free while in the trash */
+    before = fx_audit_count();
+    EXPECT(fx_call(jr_op_groups_restore, NULL), 409, "Math");
+    ck_assert_int_eq(fx_audit_count(), before);
+    EXPECT(fx_call(jr_op_groups_get, NULL), 404, "not found");
+}
+END_TEST
+
+START_TEST(groups_list_paging)
+{
+    long long a = fx_new_branch("A"), b = fx_new_branch("B"), g2;
+    jr_result_t res;
+    fx_new_group("G1", a);
+    g2 = fx_new_group("G2", a);
+    fx_new_group("G3", b);
+    apr_table_setn(fx_ctx.query, "limit", "1");
+    apr_table_setn(fx_ctx.query, "offset", "1");
+    res = fx_call(jr_op_groups_list, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(json_array_size(res.json), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), g2);
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "3");
+    apr_table_clear(fx_ctx.query);
+    apr_table_setn(fx_ctx.query, "branch_id", jr_i64(fx_pool, b));
+    res = fx_call(jr_op_groups_list, NULL);
+    ck_assert_uint_eq(json_array_size(res.json), 1);
+    ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "1");
+
+    /* The v1 interface wraps lists in an envelope. */
+    fx_ctx.iface = JR_IF_V1;
+    res = fx_call(jr_op_groups_list, NULL);
+    ck_assert_int_eq(jr_json_int(res.json, "total", -1), 1);
+    ck_assert_int_eq(jr_json_int(res.json, "limit", -1), JR_LIMIT_DEFAULT);
+    ck_assert_uint_eq(json_array_size(json_object_get(res.json, "items")), 1);
+    fx_ctx.iface = JR_IF_ADMIN;
+
+#define BAD_QUERY(k, v, word)                                                                  \
+    apr_table_clear(fx_ctx.query);                                                                \
+    apr_table_setn(fx_ctx.query, k, v);                                                           \
+    EXPECT(fx_call(jr_op_groups_list, NULL), 400, word)
+    BAD_QUERY("limit", "0", "limit");
+    BAD_QUERY("limit", "1001", "limit");
+    BAD_QUERY("limit", "ten", "limit");
+    BAD_QUERY("offset", "-1", "offset");
+    BAD_QUERY("branch_id", "abc", "branch_id");
+    BAD_QUERY("branch_id", "0", "branch_id");
+#undef BAD_QUERY
+}
+END_TEST
+
+START_TEST(groups_update)
+{
+    long long a = fx_new_branch("A"), b = fx_new_branch("B"), g = fx_new_group("G", a), before;
+    jr_result_t res;
+    fx_new_group("Taken", a);
+    fx_set_id(&fx_ctx, g);
+    before = fx_audit_count();
+    res = fx_call(jr_op_groups_update, "{\"name\": \" Renamed \"}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "Renamed");
+    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), a);
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_str_eq(fx_audit_last("action || '/' || changes"), "update/[\"name\"]");
+    EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"Taken\"}"), 409, "Taken");
+    EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"\"}"), 400, "name");
+    EXPECT(fx_call(jr_op_groups_update, "{\"colour\": \"red\"}"), 400, "colour");
+    EXPECT(fx_call(jr_op_groups_update, jr_psprintf(fx_pool, "{\"branch_id\": %lld}", b + 100)),
+           400, "branch_id");
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+
+    /* Moving to another branch: the name may be taken there. */
+    fx_new_group("Renamed", b);
+    EXPECT(fx_call(jr_op_groups_update, jr_psprintf(fx_pool, "{\"branch_id\": %lld}", b)), 409,
+           "Renamed");
+    res = fx_call(jr_op_groups_update,
+                  jr_psprintf(fx_pool, "{\"branch_id\": %lld, \"name\": \"Moved\"}", b));
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), b);
+    fx_set_id(&fx_ctx, g + 100);
+    EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"X\"}"), 404, "not found");
+}
+END_TEST
+
+Suite *suite_ops(void)
+{
+    Suite *s = suite_create("ops");
+    TCase *tc = tcase_create("branches");
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, branches_create_and_list);
+    tcase_add_test(tc, branches_refused);
+    tcase_add_test(tc, branches_update_and_delete);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("groups");
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, groups_create_refused);
+    tcase_add_test(tc, groups_names_unique_per_branch);
+    tcase_add_test(tc, groups_soft_delete_and_restore);
+    tcase_add_test(tc, groups_restore_name_conflict);
+    tcase_add_test(tc, groups_list_paging);
+    tcase_add_test(tc, groups_update);
+    suite_add_tcase(s, tc);
+    return s;
+}

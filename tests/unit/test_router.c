@@ -1,0 +1,378 @@
+/* jr_router.h: path matching, 404/405, parameters; the real route tables; the body pipeline. */
+#include <string.h>
+
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include <apr_tables.h>
+
+#include "jr_json.h"
+#include "jr_router.h"
+#include "unit.h"
+
+static apr_pool_t *pool;
+static apr_table_t *params;
+static const json_t *seen_in; /* what the last dummy operation received */
+static int op_calls;
+
+static void setup(void)
+{
+    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
+    params = apr_table_make(pool, 4);
+    seen_in = NULL;
+    op_calls = 0;
+}
+
+static void teardown(void)
+{
+    apr_pool_destroy(pool);
+    pool = NULL;
+    params = NULL;
+}
+
+static apr_status_t op_dummy(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    seen_in = in;
+    ++op_calls;
+    return jr_reply_ok(res, ctx->pool);
+}
+
+static const jr_route_t things[] = {
+    {"GET", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {"POST", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0},
+    {"GET", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {"PUT", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0},
+    {"DELETE", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {"POST", "/api/things/:id/restore", op_dummy, JR_AUTH_NONE, JR_BODY_OPTIONAL, 0},
+    {"GET", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {"DELETE", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {NULL, NULL, NULL, JR_AUTH_NONE, JR_BODY_NONE, 0},
+};
+
+/* Matches and returns the index of the route in `things`, or -1. */
+static jr_match_e match(const char *method, const char *path, int *index, const char **allow)
+{
+    const jr_route_t *rt = (const jr_route_t *)&things[7]; /* anything non-NULL */
+    jr_match_e m;
+    *allow = NULL;
+    apr_table_clear(params);
+    m = jr_route_match(things, pool, method, path, &rt, params, allow);
+    *index = rt ? (int)(rt - things) : -1;
+    return m;
+}
+
+START_TEST(found_with_params)
+{
+    int i;
+    const char *allow;
+    ck_assert_int_eq(match("GET", "/api/things", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 0);
+    ck_assert(apr_is_empty_table(params));
+    ck_assert_int_eq(match("POST", "/api/things", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 1);
+    ck_assert_int_eq(match("GET", "/api/things/42", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 2);
+    ck_assert_str_eq(apr_table_get(params, "id"), "42");
+    ck_assert_int_eq(match("DELETE", "/api/things/7", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 4);
+    ck_assert_str_eq(apr_table_get(params, "id"), "7");
+    ck_assert_int_eq(match("POST", "/api/things/9007199254740991/restore", &i, &allow),
+                     JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 5);
+    ck_assert_str_eq(apr_table_get(params, "id"), "9007199254740991"); /* 2^53 - 1 */
+    ck_assert_int_eq(match("GET", "/api/things/1000000000000000", &i, &allow), JR_ROUTE_FOUND);
+}
+END_TEST
+
+START_TEST(not_found)
+{
+    static const char *const paths[] = {
+        "/", "", "/api", "/api/thing", "/api/thingsx", "/apix/things", "/api/things/5/restore/x",
+        "/api/things/5/undo", "/api/bans", "/other/things", "/API/things",
+        "/api/things/abc", "/api/things/0", "/api/things/007", "/api/things/-1", "/api/things/+1",
+        "/api/things/1.0", "/api/things/1e3", "/api/things/ 1",
+        "/api/things/9007199254740992", /* 2^53: beyond what JSON clients hold exactly */
+        "/api/things/9999999999999999", "/api/things/12345678901234567",
+        "/api/things/99999999999999999999999",
+        "/api/things/%zz", "/api/bans/%zz", "/api/bans/a%00b", "/api/bans/%4",
+    };
+    size_t k;
+    int i;
+    const char *allow;
+    for (k = 0; k < sizeof(paths) / sizeof(paths[0]); ++k) {
+        ck_assert_msg(match("GET", paths[k], &i, &allow) == JR_ROUTE_NOT_FOUND, "%s matched",
+                      paths[k]);
+        ck_assert_int_eq(i, -1);
+        ck_assert(apr_is_empty_table(params));
+        ck_assert_ptr_null(allow);
+    }
+}
+END_TEST
+
+START_TEST(bad_method_lists_allow)
+{
+    int i;
+    const char *allow;
+    ck_assert_int_eq(match("PATCH", "/api/things/5", &i, &allow), JR_ROUTE_BAD_METHOD);
+    ck_assert_int_eq(i, -1);
+    ck_assert_str_eq(allow, "GET, HEAD, PUT, DELETE");
+    ck_assert(apr_is_empty_table(params)); /* no parameters leak out of a 405 */
+    ck_assert_int_eq(match("DELETE", "/api/things", &i, &allow), JR_ROUTE_BAD_METHOD);
+    ck_assert_str_eq(allow, "GET, HEAD, POST");
+    ck_assert_int_eq(match("GET", "/api/things/5/restore", &i, &allow), JR_ROUTE_BAD_METHOD);
+    ck_assert_str_eq(allow, "POST");
+    ck_assert_int_eq(match("HEAD", "/api/things/5/restore", &i, &allow), JR_ROUTE_BAD_METHOD);
+    ck_assert_str_eq(allow, "POST");
+    ck_assert_int_eq(match("POST", "/api/bans/10.0.0.1", &i, &allow), JR_ROUTE_BAD_METHOD);
+    ck_assert_str_eq(allow, "GET, HEAD, DELETE");
+    /* Method names are case-sensitive. */
+    ck_assert_int_eq(match("get", "/api/things", &i, &allow), JR_ROUTE_BAD_METHOD);
+}
+END_TEST
+
+START_TEST(head_matches_get)
+{
+    int i;
+    const char *allow;
+    ck_assert_int_eq(match("HEAD", "/api/things", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 0);
+    ck_assert_int_eq(match("HEAD", "/api/things/9", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 2);
+    ck_assert_str_eq(apr_table_get(params, "id"), "9");
+}
+END_TEST
+
+START_TEST(tilde_segments_are_decoded)
+{
+    int i;
+    const char *allow;
+    ck_assert_int_eq(match("GET", "/api/bans/%3A%3A1", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 6);
+    ck_assert_str_eq(apr_table_get(params, "ip"), "::1");
+    ck_assert_int_eq(match("DELETE", "/api/bans/192.168.0.1", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 7);
+    ck_assert_str_eq(apr_table_get(params, "ip"), "192.168.0.1");
+    /* An encoded slash stays inside its segment. */
+    ck_assert_int_eq(match("GET", "/api/bans/10.0.0.0%2F8", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_str_eq(apr_table_get(params, "ip"), "10.0.0.0/8");
+    /* '+' is not a space in a path. */
+    ck_assert_int_eq(match("GET", "/api/bans/a+b", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_str_eq(apr_table_get(params, "ip"), "a+b");
+}
+END_TEST
+
+START_TEST(trailing_slash_tolerated)
+{
+    int i;
+    const char *allow;
+    ck_assert_int_eq(match("GET", "/api/things/", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 0);
+    ck_assert_int_eq(match("GET", "/api/things/12/", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 2);
+    ck_assert_str_eq(apr_table_get(params, "id"), "12");
+    ck_assert_int_eq(match("POST", "/api/things/12/restore/", &i, &allow), JR_ROUTE_FOUND);
+    ck_assert_int_eq(i, 5);
+}
+END_TEST
+
+/* ---- the real tables ----------------------------------------------------------------- */
+
+START_TEST(admin_table_is_consistent)
+{
+    const jr_route_t *a, *b;
+    int n = 0;
+    for (a = jr_routes_admin; a->method; ++a, ++n) {
+        ck_assert_msg(a->op != NULL, "%s %s has no operation", a->method, a->pattern);
+        ck_assert_msg(a->pattern && !strncmp(a->pattern, "/api/", 5), "pattern %s", a->pattern);
+        ck_assert_msg(!strcmp(a->method, "GET") || !strcmp(a->method, "POST") ||
+                          !strcmp(a->method, "PUT") || !strcmp(a->method, "DELETE"),
+                      "method %s", a->method);
+        for (b = a + 1; b->method; ++b) {
+            ck_assert_msg(strcmp(a->method, b->method) || strcmp(a->pattern, b->pattern),
+                          "duplicate route %s %s", a->method, a->pattern);
+        }
+        /* Writes other than signing in and out are for admins. */
+        if (strcmp(a->method, "GET") && strncmp(a->pattern, "/api/auth/", 10)) {
+            ck_assert_msg(a->flags & JR_RF_ADMIN, "%s %s is not admin-only", a->method,
+                          a->pattern);
+            ck_assert_int_eq(a->auth, JR_AUTH_SESSION);
+        }
+    }
+    ck_assert_int_gt(n, 10);
+    /* The external interface: API keys only, under /api/v1/. */
+    for (a = jr_routes_v1; a->method; ++a) {
+        ck_assert_msg(a->op != NULL, "%s %s has no operation", a->method, a->pattern);
+        ck_assert_msg(!strncmp(a->pattern, "/api/v1/", 8), "pattern %s", a->pattern);
+        ck_assert_msg(a->auth == JR_AUTH_KEY, "%s %s without key auth", a->method, a->pattern);
+        for (b = a + 1; b->method; ++b) {
+            ck_assert_msg(strcmp(a->method, b->method) || strcmp(a->pattern, b->pattern),
+                          "duplicate route %s %s", a->method, a->pattern);
+        }
+    }
+}
+END_TEST
+
+START_TEST(admin_table_matches)
+{
+    const jr_route_t *rt = NULL;
+    const char *allow = NULL;
+    ck_assert_int_eq(
+        jr_route_match(jr_routes_admin, pool, "GET", "/api/health", &rt, params, &allow),
+        JR_ROUTE_FOUND);
+    ck_assert_int_eq(rt->auth, JR_AUTH_NONE);
+    ck_assert(rt->flags & JR_RF_DB_OPTIONAL);
+    ck_assert_int_eq(jr_route_match(jr_routes_admin, pool, "POST", "/api/groups/3/restore", &rt,
+                                    params, &allow),
+                     JR_ROUTE_FOUND);
+    ck_assert_str_eq(apr_table_get(params, "id"), "3");
+    ck_assert_int_eq(jr_route_match(jr_routes_admin, pool, "PATCH", "/api/users/3", &rt, params,
+                                    &allow),
+                     JR_ROUTE_BAD_METHOD);
+    ck_assert_str_eq(allow, "GET, HEAD, PUT, DELETE");
+    ck_assert_int_eq(jr_route_match(jr_routes_admin, pool, "GET", "/api/nothing", &rt, params,
+                                    &allow),
+                     JR_ROUTE_NOT_FOUND);
+    ck_assert_ptr_null(rt);
+}
+END_TEST
+
+START_TEST(routes_for_picks_interface)
+{
+    jr_iface_e iface = 0;
+    ck_assert_ptr_eq(jr_routes_for("/api/v1/things", &iface), jr_routes_v1);
+    ck_assert_int_eq(iface, JR_IF_V1);
+    ck_assert_ptr_eq(jr_routes_for("/api/v1", &iface), jr_routes_v1);
+    ck_assert_int_eq(iface, JR_IF_V1);
+    ck_assert_ptr_eq(jr_routes_for("/api/v10/x", &iface), jr_routes_admin);
+    ck_assert_int_eq(iface, JR_IF_ADMIN);
+    ck_assert_ptr_eq(jr_routes_for("/api/users", &iface), jr_routes_admin);
+    ck_assert_int_eq(iface, JR_IF_ADMIN);
+}
+END_TEST
+
+/* ---- the request pipeline ------------------------------------------------------------ */
+
+static jr_result_t run(const jr_route_t *rt, const char *ct, const char *body)
+{
+    jr_ctx_t ctx;
+    jr_result_t res;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.pool = pool;
+    ctx.iface = JR_IF_ADMIN;
+    ctx.params = params;
+    ctx.query = apr_table_make(pool, 2);
+    jr_result_init(&res, pool);
+    ck_assert_int_eq(jr_request_run(&ctx, rt, ct, body, body ? strlen(body) : 0, &res),
+                     APR_SUCCESS);
+    return res;
+}
+
+static const char *error_of(const jr_result_t *res)
+{
+    return jr_json_str(res->json, "error", "");
+}
+
+START_TEST(request_body_checks)
+{
+    jr_result_t res;
+    res = run(&things[1], "application/json", "{\"a\": 1}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(op_calls, 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(seen_in, "a")), 1);
+
+    res = run(&things[1], " Application/JSON ; charset=utf-8", "{}");
+    ck_assert_int_eq(res.status, 200);
+    res = run(&things[1], "application/merge-patch+json", "{}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(op_calls, 3);
+
+    res = run(&things[1], "text/plain", "{}");
+    ck_assert_int_eq(res.status, 415);
+    res = run(&things[1], NULL, "{}");
+    ck_assert_int_eq(res.status, 415);
+    res = run(&things[1], "application/jsonx", "{}");
+    ck_assert_int_eq(res.status, 415);
+    res = run(&things[1], "application/json", "{\"a\": ");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_msg(strstr(error_of(&res), "invalid JSON") != NULL, "%s", error_of(&res));
+    res = run(&things[1], "application/json", "[1]");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_str_eq(error_of(&res), "request body must be a JSON object");
+    res = run(&things[1], "application/json", NULL);
+    ck_assert_int_eq(res.status, 400);
+    res = run(&things[1], "application/json", "");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_int_eq(op_calls, 3); /* none of the refused requests reached the operation */
+}
+END_TEST
+
+START_TEST(request_optional_and_ignored_bodies)
+{
+    jr_result_t res;
+    res = run(&things[5], NULL, NULL); /* optional: {} when absent */
+    ck_assert_int_eq(res.status, 200);
+    ck_assert(json_is_object(seen_in));
+    ck_assert_uint_eq(json_object_size(seen_in), 0);
+    res = run(&things[5], "application/json", "{\"x\": true}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert(json_is_true(json_object_get(seen_in, "x")));
+    res = run(&things[0], "text/plain", "not json"); /* ignored entirely */
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_null(seen_in);
+}
+END_TEST
+
+START_TEST(authorize_without_database)
+{
+    static const jr_route_t open_rt = {"GET", "/x", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0};
+    static const jr_route_t key_rt = {"GET", "/x", op_dummy, JR_AUTH_KEY, JR_BODY_NONE, 0};
+    static const jr_route_t sess_rt = {"GET", "/x", op_dummy, JR_AUTH_SESSION, JR_BODY_NONE,
+                                       JR_RF_ADMIN};
+    jr_credentials_t cred = {NULL, NULL};
+    jr_ctx_t ctx;
+    jr_result_t res;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.pool = pool;
+    jr_result_init(&res, pool);
+    ck_assert_int_eq(jr_request_authorize(&ctx, &open_rt, &cred, &res), 1);
+    ck_assert_int_eq(jr_request_authorize(&ctx, &key_rt, &cred, &res), 0);
+    ck_assert_int_eq(res.status, 401);
+    jr_result_init(&res, pool);
+    ck_assert_int_eq(jr_request_authorize(&ctx, &sess_rt, &cred, &res), 0);
+    ck_assert_int_eq(res.status, 401);
+    /* A malformed token is refused before any database access (ctx.db is NULL). */
+    cred.session_token = "not-a-token";
+    jr_result_init(&res, pool);
+    ck_assert_int_eq(jr_request_authorize(&ctx, &sess_rt, &cred, &res), 0);
+    ck_assert_int_eq(res.status, 401);
+    ck_assert_int_eq(ctx.who.authenticated, 0);
+}
+END_TEST
+
+Suite *suite_router(void)
+{
+    Suite *s = suite_create("router");
+    TCase *tc = tcase_create("match");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, found_with_params);
+    tcase_add_test(tc, not_found);
+    tcase_add_test(tc, bad_method_lists_allow);
+    tcase_add_test(tc, head_matches_get);
+    tcase_add_test(tc, tilde_segments_are_decoded);
+    tcase_add_test(tc, trailing_slash_tolerated);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("tables");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, admin_table_is_consistent);
+    tcase_add_test(tc, admin_table_matches);
+    tcase_add_test(tc, routes_for_picks_interface);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pipeline");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, request_body_checks);
+    tcase_add_test(tc, request_optional_and_ignored_bodies);
+    tcase_add_test(tc, authorize_without_database);
+    suite_add_tcase(s, tc);
+    return s;
+}

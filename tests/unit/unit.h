@@ -1,0 +1,17 @@
+/* Shared declarations of the unit test suites (Check): one constructor per test file. */
+#ifndef UNIT_H
+#define UNIT_H
+
+#include <check.h>
+
+Suite *suite_util(void);      /* test_util.c: jr_util.h */
+Suite *suite_json(void);      /* test_json.c: jr_json.h */
+Suite *suite_crypt(void);     /* test_crypt.c: jr_crypt.h */
+Suite *suite_router(void);    /* test_router.c: jr_router.h, jr_routes.c */
+Suite *suite_db(void);        /* test_db.c: jr_db.h, jr_migrate.h, jr_stmts.h */
+Suite *suite_ops(void);       /* test_ops.c: branch and group operations */
+Suite *suite_ops_users(void); /* test_ops_users.c: users, tutors' scope, sessions, health */
+
+/* The operation suites share a fixture: see ops_fixture.h. */
+
+#endif

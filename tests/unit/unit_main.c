@@ -1,0 +1,39 @@
+/* Runs every unit suite. Check's own environment variables apply (CK_FORK=no to run in one
+ * process, e.g. under valgrind; CK_RUN_SUITE / CK_RUN_CASE to select). When JR_UNIT_TAP
+ * names a file, a TAP report is written there as well. */
+#include <stdlib.h>
+
+#include <apr_general.h>
+
+#include "jr_crypt.h"
+#include "unit.h"
+
+int main(int argc, const char *const *argv)
+{
+    SRunner *sr;
+    const char *tap = getenv("JR_UNIT_TAP");
+    int failed;
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS) {
+        return EXIT_FAILURE;
+    }
+    atexit(apr_terminate);
+    if (jr_crypt_init() != 0) {
+        return EXIT_FAILURE;
+    }
+
+    sr = srunner_create(suite_util());
+    srunner_add_suite(sr, suite_json());
+    srunner_add_suite(sr, suite_crypt());
+    srunner_add_suite(sr, suite_router());
+    srunner_add_suite(sr, suite_db());
+    srunner_add_suite(sr, suite_ops());
+    srunner_add_suite(sr, suite_ops_users());
+    if (tap && *tap) {
+        srunner_set_tap(sr, tap);
+    }
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
