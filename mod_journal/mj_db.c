@@ -151,8 +151,11 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
         if (!dialect) {
             continue; /* a server without a usable DBDriver serves no journal */
         }
-        /* mod_dbd reads its statement list in its own post_config, after this hook. */
-        register_statements(sp, dialect);
+        /* mod_dbd reads its statement list in its own post_config, after this hook. SQLite
+         * statements are prepared in our post_connect hook instead (see there). */
+        if (dialect == JR_DB_PGSQL) {
+            register_statements(sp, dialect);
+        }
         if (resolve_core_config(pconf, sp) != OK) {
             return !OK;
         }
@@ -170,8 +173,6 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
 apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
     jr_dialect_e dialect = jr_db_dialect_of(apr_dbd_name(dbd->driver));
-    const jr_stmt_def_t *const *t;
-    const jr_stmt_def_t *d;
 
     if (!dialect || jr_db_setup_connection(dbd->driver, dbd->handle) != APR_SUCCESS) {
         return dialect ? APR_EGENERAL : OK;
@@ -179,22 +180,14 @@ apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
     if (dialect != JR_DB_SQLITE) {
         return OK;
     }
-    /* mod_dbd prepared our statements before this hook; the driver prepares with the legacy
-     * sqlite3_prepare, whose statements fail (SQLITE_ERROR) once PRAGMA foreign_keys has
-     * expired them. Prepare them again now that the connection is set up; p lives as long
-     * as the connection. */
-    for (t = jr_stmt_tables; *t; ++t) {
-        for (d = *t; d->label; ++d) {
-            apr_dbd_prepared_t *stmt = NULL;
-            if (apr_dbd_prepare(dbd->driver, p, dbd->handle, jr_stmt_sql(d, dialect), d->label,
-                                &stmt) != 0) {
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, cfg->server,
-                             "JR00007: cannot prepare statement %s: %s", d->label,
-                             apr_dbd_error(dbd->driver, dbd->handle, 1));
-                return APR_EGENERAL;
-            }
-            apr_hash_set(dbd->prepared, d->label, APR_HASH_KEY_STRING, stmt);
-        }
+    /* SQLite statements are prepared here, not by mod_dbd: mod_dbd prepares before this hook,
+     * without a busy timeout (children opening a WAL database at once then fail with
+     * "database is locked"), and the driver's legacy sqlite3_prepare statements fail once
+     * PRAGMA foreign_keys has expired them. p lives as long as the connection. */
+    if (jr_db_prepare_into(dbd->driver, dbd->handle, dbd->prepared, p) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, cfg->server,
+                     "JR00007: cannot prepare statements on a new connection");
+        return APR_EGENERAL;
     }
     return OK;
 }

@@ -134,24 +134,25 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
 static int acquire_db(request_rec *r, jr_ctx_t *ctx)
 {
     ap_dbd_t *dbd = mj_dbd_acquire(r);
-    if (dbd) {
-        ctx->db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
+    if (!dbd || jr_db_revalidate(dbd->driver, dbd->handle, dbd->prepared, dbd->pool) !=
+                    APR_SUCCESS) {
+        return 0;
     }
-    return dbd != NULL;
+    ctx->db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
+    return 1;
 }
 
-/* Key authentication for a path that matched no route. OK to go on, or the answer sent. */
+/* Key authentication for a path that matched no route: 1 to go on, 0 when res holds the
+ * refusal. */
 static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
                         jr_result_t *res)
 {
     static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
     if (!acquire_db(r, ctx)) {
-        return fail(r, res, 503, "database unavailable");
+        jr_fail(res, r->pool, 503, "database unavailable");
+        return 0;
     }
-    if (!jr_request_authorize(ctx, &any, cred, res)) {
-        return send_result(r, res);
-    }
-    return OK;
+    return jr_request_authorize(ctx, &any, cred, res);
 }
 
 int mj_handler(request_rec *r)
@@ -191,8 +192,8 @@ int mj_handler(request_rec *r)
     if (match != JR_ROUTE_FOUND) {
         ap_discard_request_body(r);
         /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
-        if (ctx.iface == JR_IF_V1 && (status = authorize_v1(r, &ctx, &cred, &res)) != OK) {
-            return status;
+        if (ctx.iface == JR_IF_V1 && !authorize_v1(r, &ctx, &cred, &res)) {
+            return send_result(r, &res);
         }
         if (match == JR_ROUTE_NOT_FOUND) {
             return fail(r, &res, 404, "not found");

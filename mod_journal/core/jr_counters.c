@@ -105,6 +105,9 @@ static key_slot_t *key_slot(shm_store_t *st, long long key_id, uint32_t now)
         /* A free slot, or one idle for two windows (its key is gone or quiet): take it. */
         if (owner == 0 || now - __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED) > 2 * JR_RATE_WINDOW) {
             lock(&s->lock);
+            if (s->key_id == key_id) { /* another request of this key claimed it first */
+                return s;
+            }
             if (s->key_id == owner) {
                 memset(s->sec, 0, sizeof(s->sec));
                 memset(s->cnt, 0, sizeof(s->cnt));

@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include <apr_strings.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "jr_db.h"
@@ -117,23 +118,61 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver_name,
     return APR_SUCCESS;
 }
 
-apr_status_t jr_db_prepare_all(jr_db_t *db)
+apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                                apr_hash_t *prepared, apr_pool_t *pool)
 {
+    jr_dialect_e dialect = jr_db_dialect_of(apr_dbd_name(driver));
     const jr_stmt_def_t *const *t;
     const jr_stmt_def_t *d;
     for (t = jr_stmt_tables; *t; ++t) {
-    for (d = *t; d->label; ++d) {
-        apr_dbd_prepared_t *stmt = NULL;
-        int rc = apr_dbd_prepare(db->driver, db->pool, db->handle, jr_stmt_sql(d, db->dialect),
-                                 d->label, &stmt);
-        if (rc != 0) {
-            jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", d->label,
-                   apr_dbd_error(db->driver, db->handle, rc));
-            return APR_EGENERAL;
+        for (d = *t; d->label; ++d) {
+            apr_dbd_prepared_t *stmt = NULL;
+            int rc = apr_dbd_prepare(driver, pool, handle, jr_stmt_sql(d, dialect), d->label,
+                                     &stmt);
+            if (rc != 0) {
+                jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", d->label,
+                       apr_dbd_error(driver, handle, rc));
+                return APR_EGENERAL;
+            }
+            apr_hash_set(prepared, d->label, APR_HASH_KEY_STRING, stmt);
         }
-        apr_hash_set(db->prepared, d->label, APR_HASH_KEY_STRING, stmt);
     }
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_prepare_all(jr_db_t *db)
+{
+    return jr_db_prepare_into(db->driver, db->handle, db->prepared, db->pool);
+}
+
+#define BACKEND_KEY "jr:backend-pid"
+
+apr_status_t jr_db_revalidate(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                              apr_hash_t *prepared, apr_pool_t *pool)
+{
+    PGconn *conn;
+    int pid, *known;
+    if (jr_db_dialect_of(apr_dbd_name(driver)) != JR_DB_PGSQL) {
+        return APR_SUCCESS;
     }
+    conn = apr_dbd_native_handle(driver, handle);
+    pid = PQbackendPID(conn);
+    known = apr_hash_get(prepared, BACKEND_KEY, APR_HASH_KEY_STRING);
+    if (!known) {
+        /* First sight of this connection: mod_dbd prepared the statements when it opened. */
+        known = apr_palloc(pool, sizeof(*known));
+        *known = pid;
+        apr_hash_set(prepared, BACKEND_KEY, APR_HASH_KEY_STRING, known);
+        return APR_SUCCESS;
+    }
+    if (*known == pid || pid == 0) {
+        return APR_SUCCESS;
+    }
+    jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+    if (jr_db_prepare_into(driver, handle, prepared, pool) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    *known = pid;
     return APR_SUCCESS;
 }
 

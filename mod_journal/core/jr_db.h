@@ -43,6 +43,17 @@ jr_dialect_e jr_db_dialect_of(const char *driver_name);
 jr_db_t *jr_db_wrap(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
                     apr_hash_t *prepared);
 
+/* Prepares every statement of the catalog on a connection into prepared, allocating from
+ * pool (which must live as long as the connection). */
+apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                                apr_hash_t *prepared, apr_pool_t *pool);
+
+/* PostgreSQL: a connection that libpq reset after a failure is a new server session without
+ * our prepared statements. Called before each use of a pooled connection; notices a new
+ * backend and prepares the statements again. No-op on SQLite. */
+apr_status_t jr_db_revalidate(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                              apr_hash_t *prepared, apr_pool_t *pool);
+
 /* Per-connection settings (SQLite: busy timeout, foreign keys, synchronous). */
 apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 

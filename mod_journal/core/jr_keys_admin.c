@@ -341,7 +341,8 @@ apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                    JR_ARGS(apr_pstrndup(p, secret, JR_KEY_SHOWN),
                            jr_sha256_hex(p, secret, strlen(secret)), now, now, jr_i64(p, id))) !=
             APR_SUCCESS ||
-        (n > 0 && jr_audit(ctx, "rotate", "api_key", id, NULL) != APR_SUCCESS)) {
+        (n > 0 && jr_audit(ctx, "rotate", "api_key", id,
+                           jr_json_own(p, json_pack("[s, s]", "key", "prefix"))) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);
     }
     if (n == 0) {

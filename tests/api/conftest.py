@@ -1,0 +1,79 @@
+"""Fixtures of the API suite.
+
+  server        the shared httpd of the whole run (session scoped; use unique data per test).
+                Its error log is checked after every test.
+  fresh_server  a factory: fresh_server(extra_conf="", start=True) -> Server with its own
+                database, stopped (and its error log checked) when the test ends.
+"""
+
+import pytest
+
+import harness
+from harness import Server
+
+
+def pytest_report_header(config):
+    return (f"mod_journal API: db={harness.DB_KIND} build={harness.BUILD_DIR} "
+            f"sanitize={'yes' if harness.SANITIZE else 'no'}")
+
+
+def _problems_message(srv, problems):
+    return (f"unexpected problems in {srv.error_log}:\n  " + "\n  ".join(problems))
+
+
+@pytest.fixture(scope="session")
+def _session_server():
+    srv = Server(label="session")
+    problems = []
+    try:
+        srv.start()
+        yield srv
+    finally:
+        try:
+            srv.stop()
+        finally:
+            problems = srv.new_log_problems()
+            srv.cleanup()
+    if problems:
+        pytest.fail(_problems_message(srv, problems), pytrace=False)
+
+
+@pytest.fixture
+def server(_session_server):
+    """The shared server. Tests may extend server.allowed_log_patterns for themselves."""
+    srv = _session_server
+    saved = list(srv.allowed_log_patterns)
+    yield srv
+    try:
+        problems = srv.new_log_problems()
+    finally:
+        srv.allowed_log_patterns[:] = saved
+    if problems:
+        pytest.fail(_problems_message(srv, problems), pytrace=False)
+
+
+@pytest.fixture
+def fresh_server():
+    servers = []
+
+    def make(extra_conf="", start=True):
+        srv = Server(extra_conf=extra_conf)
+        servers.append(srv)
+        if start:
+            srv.start()
+        return srv
+
+    yield make
+
+    errors = []
+    for srv in servers:
+        try:
+            srv.stop()
+        except Exception as e:  # keep stopping the others
+            errors.append(f"stopping {srv.root}: {e}")
+        problems = srv.new_log_problems()
+        if problems:
+            errors.append(_problems_message(srv, problems))
+        srv.cleanup()
+    if errors:
+        pytest.fail("\n".join(errors), pytrace=False)

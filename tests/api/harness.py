@@ -1,0 +1,492 @@
+"""Test harness for the mod_journal API suite: one Apache httpd instance per `Server`.
+
+A `Server` owns a temporary ServerRoot (conf.d/, run/, logs/, data/, htdocs/), renders
+conf/journal-dev.conf.in into it, creates the first admin with journal-admin, starts
+/usr/sbin/apache2 on a free loopback port and talks to it with a requests.Session.
+
+Environment:
+  JOURNAL_BUILD_DIR    directory with mod_journal.so and journal-admin (default REPO/build)
+  JOURNAL_TEST_DB      sqlite (default) or pgsql
+  JOURNAL_TEST_PG_PORT port of a running throwaway PostgreSQL cluster on 127.0.0.1 (pgsql)
+  JOURNAL_SANITIZE     1 when the module is an ASan+UBSan build (preloads libasan into httpd)
+  JOURNAL_KEEP_TMP     1 keeps every server's temp dir (it is always kept when the error
+                       log had unexpected problems)
+"""
+
+import functools
+import glob
+import grp
+import os
+import pwd
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_DIR = Path(os.environ.get("JOURNAL_BUILD_DIR") or REPO / "build").resolve()
+MODULE = BUILD_DIR / "mod_journal.so"
+ADMIN_CLI = BUILD_DIR / "journal-admin"
+TEMPLATE = REPO / "conf" / "journal-dev.conf.in"
+RENDER = REPO / "scripts" / "render-conf.sh"
+APACHE = "/usr/sbin/apache2"
+
+DB_KIND = os.environ.get("JOURNAL_TEST_DB", "sqlite")
+PG_PORT = os.environ.get("JOURNAL_TEST_PG_PORT", "")
+SANITIZE = os.environ.get("JOURNAL_SANITIZE", "") == "1"
+KEEP_TMP = os.environ.get("JOURNAL_KEEP_TMP", "") == "1"
+IS_ROOT = os.geteuid() == 0
+
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 20.0
+HTTP_TIMEOUT = 30.0
+
+# Lines of the error log that indicate a problem.
+PROBLEM_RE = re.compile(
+    r":(?:error|crit|alert|emerg)\]"
+    r"|AddressSanitizer|LeakSanitizer|runtime error:|exit signal|Segmentation"
+)
+
+TOKEN_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def uniq(prefix="x"):
+    """A name that is unique for the whole run (test data on the shared server)."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def random_ip():
+    """A client address of its own (sent as X-Forwarded-For), so that failed logins of one test
+    never count against the loopback address every other test uses."""
+    return f"10.{random.randint(0, 255)}.{random.randint(0, 255)}.{random.randint(1, 254)}"
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bindir():
+    dirs = glob.glob("/usr/lib/postgresql/*/bin")
+    if not dirs:
+        raise RuntimeError("PostgreSQL client binaries not found under /usr/lib/postgresql/*/bin")
+
+    def version(d):
+        return [int(x) if x.isdigit() else 0 for x in Path(d).parent.name.split(".")]
+
+    return sorted(dirs, key=version)[-1]
+
+
+def pg_run(tool, *args, check=True):
+    """Runs a PostgreSQL client tool against the test cluster as user postgres."""
+    if not PG_PORT:
+        raise RuntimeError("JOURNAL_TEST_DB=pgsql needs JOURNAL_TEST_PG_PORT")
+    cmd = [os.path.join(pg_bindir(), tool), "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres"]
+    cmd += list(args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return proc
+
+
+def psql(sql, dbname="postgres", check=True):
+    """Runs SQL with psql; returns the CompletedProcess (unaligned, tuples only output)."""
+    return pg_run("psql", "-d", dbname, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql,
+                  check=check)
+
+
+@functools.lru_cache(maxsize=None)
+def _libasan():
+    return subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def apache_env():
+    """Environment for every apache2 invocation (start, stop, -t)."""
+    env = dict(os.environ)
+    if SANITIZE:
+        env["LD_PRELOAD"] = _libasan()
+        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+        env["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    return env
+
+
+def _become_subreaper():
+    """Orphaned httpd daemons re-parent to this process (not to an init that may never reap
+    them), so stop() can reap them and no zombies are left behind."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+
+
+_become_subreaper()
+
+
+def _pid_alive(pid):
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False  # our (adopted) child, now reaped
+    except ChildProcessError:
+        pass  # not our child
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie nobody reaps (e.g. a container without an init) counts as gone.
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("State:"):
+                    return "Z" not in line.split()[1]
+    except OSError:
+        return False
+    return True
+
+
+class Server:
+    """One httpd instance with mod_journal and its own database."""
+
+    def __init__(self, extra_conf="", label="fresh"):
+        self.extra_conf = extra_conf
+        self.label = label
+        self.allowed_log_patterns = []  # regexes of expected problem lines
+        self.admin_username = "admin"
+        self.admin_password = "Adm1n-" + uuid.uuid4().hex[:16]
+        self.started = False
+        self.pid = None
+        self.had_problems = False  # unexpected problem lines were reported at some point
+        self._admin_created = False
+        self._admin_token = None
+        self._log_offset = 0
+        self.http = None
+        self._prepare()
+
+    # ---- setup --------------------------------------------------------------------------
+    def _prepare(self):
+        for path in (MODULE, ADMIN_CLI):
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"{path} does not exist: build first (make build) or set JOURNAL_BUILD_DIR")
+        self.root = Path(tempfile.mkdtemp(prefix=f"jr-api-{self.label}-"))
+        os.chmod(self.root, 0o755)
+        self.conf_d = self.root / "conf.d"
+        self.run_dir = self.root / "run"
+        self.log_dir = self.root / "logs"
+        self.data_dir = self.root / "data"
+        self.doc_root = self.root / "htdocs"
+        for d in (self.conf_d, self.run_dir, self.log_dir, self.data_dir, self.doc_root):
+            d.mkdir()
+            os.chmod(d, 0o755)
+        if IS_ROOT:
+            self.user = self.group = "www-data"
+            self._chown_tree(self.data_dir)
+            self._chown_tree(self.log_dir)
+        else:
+            self.user = pwd.getpwuid(os.getuid()).pw_name
+            self.group = grp.getgrgid(os.getgid()).gr_name
+        # httpd loads a private copy of the module: a rebuild that rewrites build/mod_journal.so
+        # in place while a server runs would otherwise crash that server.
+        self.module = self.root / "mod_journal.so"
+        shutil.copy2(MODULE, self.module)
+        self.conf_file = self.root / "httpd.conf"
+        self.error_log = self.log_dir / "error.log"
+        self.pid_file = self.run_dir / "httpd.pid"
+
+        self.db_kind = DB_KIND
+        self.pg_dbname = None
+        if DB_KIND == "sqlite":
+            self.dbd_driver = "sqlite3"
+            self.db_path = self.data_dir / "journal.db"
+            self.dbd_params = str(self.db_path)
+        elif DB_KIND == "pgsql":
+            self.dbd_driver = "pgsql"
+            self.db_path = None
+            self.pg_dbname = "jr_test_" + uuid.uuid4().hex[:12]
+            pg_run("createdb", self.pg_dbname)
+            self.dbd_params = f"host=127.0.0.1 port={PG_PORT} dbname={self.pg_dbname} user=postgres"
+        else:
+            raise ValueError(f"JOURNAL_TEST_DB must be sqlite or pgsql, not {DB_KIND!r}")
+        (self.conf_d / "extra.conf").write_text(self.extra_conf + "\n")
+        self._render(free_port())
+
+    def _render(self, port):
+        """Renders httpd.conf for the given port."""
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}"
+        env = dict(os.environ)
+        env.update({
+            "JR_SERVER_ROOT": str(self.root),
+            "JR_PORT": str(self.port),
+            "JR_RUN_DIR": str(self.run_dir),
+            "JR_LOG_DIR": str(self.log_dir),
+            "JR_LOG_LEVEL": "warn",
+            "JR_MODULE": str(self.module),
+            "JR_USER": self.user,
+            "JR_GROUP": self.group,
+            "JR_DBD_DRIVER": self.dbd_driver,
+            "JR_DBD_PARAMS": self.dbd_params,
+            "JR_DATA_DIR": str(self.data_dir),
+            "JR_DOC_ROOT": str(self.doc_root),
+        })
+        # The template's header comment mentions the placeholder syntax as "@NAME@", which
+        # render-conf.sh also substitutes: keep it as it is.
+        env.setdefault("JR_NAME", "@NAME@")
+        with open(self.conf_file, "w") as out:
+            subprocess.run([str(RENDER), str(TEMPLATE)], stdout=out, env=env, check=True)
+
+    @staticmethod
+    def _chown_tree(path):
+        if not IS_ROOT:
+            return
+        uid = pwd.getpwnam("www-data").pw_uid
+        gid = grp.getgrnam("www-data").gr_gid
+        os.chown(path, uid, gid)
+        for dirpath, dirnames, filenames in os.walk(path):
+            for name in dirnames + filenames:
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+    def admin_cli(self, *args, password=None, check=False):
+        """Runs journal-admin on this server's database."""
+        env = dict(os.environ)
+        if password is not None:
+            env["JOURNAL_PASSWORD"] = password
+        cmd = [str(ADMIN_CLI), "--driver", self.dbd_driver, "--params", self.dbd_params, *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
+                               f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
+        if self.db_kind == "sqlite":
+            self._chown_tree(self.data_dir)  # the CLI ran as root and created files
+        return proc
+
+    def config_test(self):
+        """`apache2 -t` on the rendered configuration."""
+        return subprocess.run([APACHE, "-t", "-d", str(self.root), "-f", str(self.conf_file)],
+                              capture_output=True, text=True, env=apache_env(), timeout=60)
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def start(self):
+        if self.started:
+            return
+        if not self._admin_created:
+            self.admin_cli("create-user", self.admin_username, "--role", "admin",
+                           password=self.admin_password, check=True)
+            self._admin_created = True
+        if self.db_kind == "sqlite":
+            self._chown_tree(self.data_dir)
+        for attempt in range(5):
+            proc = subprocess.run([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
+                                   "-k", "start"], capture_output=True, text=True,
+                                  env=apache_env(), timeout=60)
+            # The port was free when chosen, but another process may have taken it since.
+            if "could not bind" in proc.stderr or "Address already in use" in proc.stderr:
+                self._render(free_port())
+                continue
+            if proc.returncode != 0:
+                raise RuntimeError(f"apache2 -k start exited {proc.returncode}:\n{proc.stdout}"
+                                   f"{proc.stderr}\n--- error.log ---\n{self.read_error_log()}")
+            break
+        else:
+            raise RuntimeError(f"apache2 could not bind a port:\n{proc.stderr}")
+        self.started = True  # from here on stop() must run, whatever happens
+        self.http = requests.Session()
+        deadline = time.monotonic() + START_TIMEOUT
+        last = None
+        while True:
+            try:
+                r = self.http.get(self.base_url + "/api/health", timeout=2)
+                if r.status_code == 200 and self._read_pid():
+                    break
+                last = f"HTTP {r.status_code}: {r.text[:500]}"
+            except requests.RequestException as e:
+                last = repr(e)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"httpd on port {self.port} not healthy after {START_TIMEOUT}s "
+                                   f"(last: {last})\n--- error.log ---\n{self.read_error_log()}")
+            time.sleep(0.05)
+        self.pid = self._read_pid()
+
+    def _read_pid(self):
+        try:
+            return int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self):
+        if not self.started:
+            return
+        if self.http is not None:
+            self.http.close()
+            self.http = None
+        pid = self._read_pid() or self.pid
+        proc = subprocess.run([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
+                               "-k", "stop"], capture_output=True, text=True,
+                              env=apache_env(), timeout=60)
+        if pid is None:
+            self.started = False
+            raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k stop said: "
+                               f"{proc.stdout}{proc.stderr}")
+        if proc.returncode != 0 and _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while _pid_alive(pid):
+            if time.monotonic() > deadline:
+                try:
+                    os.killpg(pid, signal.SIGKILL)  # httpd runs in its own session
+                except OSError:
+                    os.kill(pid, signal.SIGKILL)
+                self.started = False
+                raise RuntimeError(f"httpd pid {pid} did not stop within {STOP_TIMEOUT}s")
+            time.sleep(0.05)
+        self.started = False
+        self.pid = None
+
+    def restart(self):
+        """Stop and start again; the data (and the sessions) are kept."""
+        self.stop()
+        self.start()
+
+    def cleanup(self, keep=False):
+        """Removes the temp dir and drops the PostgreSQL database, unless kept (asked for, or
+        the error log had problems)."""
+        if keep or KEEP_TMP or self.had_problems:
+            return
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.pg_dbname:
+            pg_run("dropdb", "--if-exists", "--force", self.pg_dbname, check=False)
+
+    # ---- error log ------------------------------------------------------------------------
+    def read_error_log(self):
+        try:
+            return self.error_log.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return "(no error log)"
+
+    def error_log_problems(self):
+        """All problem lines of the error log (unfiltered)."""
+        return [l for l in self.read_error_log().splitlines() if PROBLEM_RE.search(l)]
+
+    def new_log_problems(self):
+        """Problem lines that appeared since the previous call and match no allowed pattern."""
+        try:
+            data = self.error_log.read_bytes()
+        except OSError:
+            return []
+        chunk = data[self._log_offset:]
+        end = chunk.rfind(b"\n") + 1  # only complete lines; the rest is read next time
+        self._log_offset += end
+        lines = chunk[:end].decode("utf-8", "replace").splitlines()
+        allowed = [re.compile(p) for p in self.allowed_log_patterns]
+        problems = [l for l in lines
+                    if PROBLEM_RE.search(l) and not any(p.search(l) for p in allowed)]
+        self.had_problems = self.had_problems or bool(problems)
+        return problems
+
+    # ---- HTTP client ----------------------------------------------------------------------
+    def api(self, method, path, token=None, json=None, headers=None, data=None, ip=None,
+            params=None, timeout=HTTP_TIMEOUT):
+        """One request to this server. `token` -> X-Auth-Token, `ip` -> X-Forwarded-For."""
+        if self.http is None:
+            self.http = requests.Session()
+        h = dict(headers or {})
+        if token is not None:
+            h["X-Auth-Token"] = token
+        if ip is not None:
+            h["X-Forwarded-For"] = ip
+        return self.http.request(method, self.base_url + path, json=json, data=data,
+                                 headers=h, params=params, timeout=timeout)
+
+    def login(self, username, password, ip=None):
+        r = self.api("POST", "/api/auth/login", json={"username": username, "password": password},
+                     ip=ip)
+        assert r.status_code == 200, f"login of {username!r} failed: {r.status_code} {r.text}"
+        return r.json()["token"]
+
+    @property
+    def admin_token(self):
+        if self._admin_token is None:
+            self._admin_token = self.login(self.admin_username, self.admin_password)
+        return self._admin_token
+
+    # ---- test data helpers (all via the API, as admin) -------------------------------------
+    def create_branch(self, name=None):
+        r = self.api("POST", "/api/branches", token=self.admin_token,
+                     json={"name": name or uniq("branch")})
+        assert r.status_code == 201, f"create branch: {r.status_code} {r.text}"
+        return r.json()
+
+    def create_user(self, role="tutor", branch_ids=(), username=None, password=None,
+                    active=None):
+        """Creates a user; returns its record with the plain password added as `_password`."""
+        password = password or "pw-" + uuid.uuid4().hex[:12]
+        body = {"username": username or uniq("user"), "password": password, "role": role,
+                "branch_ids": list(branch_ids)}
+        if active is not None:
+            body["active"] = active
+        r = self.api("POST", "/api/users", token=self.admin_token, json=body)
+        assert r.status_code == 201, f"create user: {r.status_code} {r.text}"
+        user = r.json()
+        user["_password"] = password
+        return user
+
+    def create_tutor(self, branch_ids=()):
+        """A tutor for the given branches and a session token: (user, token)."""
+        user = self.create_user(role="tutor", branch_ids=branch_ids)
+        return user, self.login(user["username"], user["_password"])
+
+    def create_group(self, branch_id, name=None, tutor_id=None):
+        body = {"name": name or uniq("group"), "branch_id": branch_id}
+        if tutor_id is not None:
+            body["tutor_id"] = tutor_id
+        r = self.api("POST", "/api/groups", token=self.admin_token, json=body)
+        assert r.status_code == 201, f"create group: {r.status_code} {r.text}"
+        return r.json()
+
+
+# ---- assertions -----------------------------------------------------------------------------
+def _describe(r):
+    return f"{r.request.method} {r.request.path_url} -> {r.status_code} {r.text[:600]!r}"
+
+
+def assert_json(r, status):
+    """Asserts the status and a JSON content type; returns the decoded body."""
+    assert r.status_code == status, f"expected {status}: {_describe(r)}"
+    ctype = r.headers.get("Content-Type", "")
+    assert ctype.split(";")[0].strip().lower() == "application/json", \
+        f"Content-Type {ctype!r}: {_describe(r)}"
+    try:
+        return r.json()
+    except ValueError:
+        raise AssertionError(f"body is not JSON: {_describe(r)}") from None
+
+
+def assert_error(r, status, *mentions):
+    """Asserts an error response {"error": "..."} whose message names every `mentions` word."""
+    body = assert_json(r, status)
+    assert isinstance(body, dict) and isinstance(body.get("error"), str) and body["error"], \
+        f"no error message: {_describe(r)}"
+    for word in mentions:
+        assert word.lower() in body["error"].lower(), \
+            f"error message does not name {word!r}: {_describe(r)}"
+    return body
+
+
+def assert_ok(r):
+    """Asserts 200 {"ok": true}."""
+    body = assert_json(r, 200)
+    assert body == {"ok": True}, _describe(r)
+
