@@ -202,10 +202,6 @@ int mj_handler(request_rec *r)
         jr_fail(&res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
         return send_result(r, &res);
     }
-    if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
-        ap_discard_request_body(r);
-        return fail(r, &res, 400, qerr);
-    }
     if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
         ap_discard_request_body(r);
         return fail(r, &res, 503, "database unavailable");
@@ -213,6 +209,10 @@ int mj_handler(request_rec *r)
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
         ap_discard_request_body(r);
         return send_result(r, &res);
+    }
+    if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
+        ap_discard_request_body(r);
+        return fail(r, &res, 400, qerr);
     }
     if (ctx.who.username) {
         r->user = apr_pstrdup(r->pool, ctx.who.username);

@@ -9,7 +9,7 @@
 #include "jr_log.h"
 
 #define MAGIC 0x4A524331u /* "JRC1" */
-#define PROBES 32
+#define PROBES 64
 #define FAIL_BUCKETS 30
 
 typedef struct {
@@ -87,7 +87,16 @@ static uint32_t fnv1a(const char *s)
     return h;
 }
 
-/* Finds (or claims) the key's slot and returns it locked; NULL when the table is full. */
+/* Seconds from stamp to now, signed: a request stamped just before another one (threads
+ * read the clock before they take the lock) must not look 136 years old. */
+static int64_t age(uint32_t now, uint32_t stamp)
+{
+    return (int64_t)now - (int64_t)stamp;
+}
+
+/* Finds the key's slot, or else claims a free or long-idle one, and returns it locked; NULL
+ * when the table is full. The whole probe sequence is searched for the key before anything
+ * is claimed, so a key never gets a second slot ahead of its own. */
 static key_slot_t *key_slot(shm_store_t *st, long long key_id, uint32_t now)
 {
     uint32_t n = st->hdr->key_slots, h = mix64((uint64_t)key_id), i;
@@ -100,24 +109,30 @@ static key_slot_t *key_slot(shm_store_t *st, long long key_id, uint32_t now)
                 return s;
             }
             unlock(&s->lock);
+        } else if (owner == 0) {
+            break; /* slots are never freed, only taken over: the key is not further on */
+        }
+    }
+    for (i = 0; i < PROBES; ++i) {
+        key_slot_t *s = &st->keys[(h + i) % n];
+        int64_t owner = __atomic_load_n(&s->key_id, __ATOMIC_ACQUIRE);
+        if (owner != 0 && owner != key_id &&
+            age(now, __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED)) <= 2 * JR_RATE_WINDOW) {
             continue;
         }
-        /* A free slot, or one idle for two windows (its key is gone or quiet): take it. */
-        if (owner == 0 || now - __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED) > 2 * JR_RATE_WINDOW) {
-            lock(&s->lock);
-            if (s->key_id == key_id) { /* another request of this key claimed it first */
-                return s;
-            }
-            if (s->key_id == owner) {
-                memset(s->sec, 0, sizeof(s->sec));
-                memset(s->cnt, 0, sizeof(s->cnt));
-                s->last_touch = 0;
-                s->last_seen = now;
-                __atomic_store_n(&s->key_id, key_id, __ATOMIC_RELEASE);
-                return s;
-            }
-            unlock(&s->lock);
+        lock(&s->lock);
+        if (s->key_id == key_id) { /* another request of this key claimed it first */
+            return s;
         }
+        if (s->key_id == owner) {
+            memset(s->sec, 0, sizeof(s->sec));
+            memset(s->cnt, 0, sizeof(s->cnt));
+            s->last_touch = 0;
+            s->last_seen = now;
+            __atomic_store_n(&s->key_id, key_id, __ATOMIC_RELEASE);
+            return s;
+        }
+        unlock(&s->lock);
     }
     return NULL;
 }
@@ -140,7 +155,8 @@ static apr_status_t shm_rate_hit(jr_counters_t *c, long long key_id, int limit, 
         return APR_SUCCESS;
     }
     for (i = 0; i < JR_RATE_WINDOW; ++i) {
-        if (slot->cnt[i] && s - slot->sec[i] < JR_RATE_WINDOW) {
+        if (slot->cnt[i] && age(s, slot->sec[i]) < JR_RATE_WINDOW &&
+            age(s, slot->sec[i]) > -JR_RATE_WINDOW) {
             total += slot->cnt[i];
             oldest = slot->sec[i] < oldest ? slot->sec[i] : oldest;
         }
@@ -158,11 +174,11 @@ static apr_status_t shm_rate_hit(jr_counters_t *c, long long key_id, int limit, 
     out->remaining = total >= (uint32_t)limit ? 0 : limit - (int)total;
     out->reset = (int)(oldest + JR_RATE_WINDOW - s);
     out->reset = out->reset < 1 ? 1 : out->reset;
-    out->touch = out->allowed && s - slot->last_touch >= JR_RATE_WINDOW;
+    out->touch = out->allowed && age(s, slot->last_touch) >= JR_RATE_WINDOW;
     if (out->touch) {
         slot->last_touch = s;
     }
-    slot->last_seen = s;
+    slot->last_seen = s > slot->last_seen ? s : slot->last_seen;
     unlock(&slot->lock);
     return APR_SUCCESS;
 }
@@ -171,7 +187,7 @@ static int fail_total(const ip_slot_t *slot, uint32_t s, int window)
 {
     int total = 0, i;
     for (i = 0; i < FAIL_BUCKETS; ++i) {
-        if (slot->cnt[i] && s - slot->start[i] < (uint32_t)window) {
+        if (slot->cnt[i] && age(s, slot->start[i]) < window && age(s, slot->start[i]) > -window) {
             total += (int)slot->cnt[i];
         }
     }
@@ -190,13 +206,21 @@ static apr_status_t shm_fail_add(jr_counters_t *c, const char *kind, const char 
     h = fnv1a(id);
     width = (uint32_t)(window + FAIL_BUCKETS - 1) / FAIL_BUCKETS;
     width = width ? width : 1;
+    /* First the id's own slot anywhere in the probe sequence, then a free or stale one. */
     for (i = 0; i < PROBES && !slot; ++i) {
         ip_slot_t *cand = &st->ips[(h + i) % n];
         lock(&cand->lock);
         if (cand->used && !strcmp(cand->id, id)) {
             slot = cand;
-        } else if (!cand->used || s - cand->last_seen > 86400 ||
-                   fail_total(cand, s, (int)(cand->width * FAIL_BUCKETS)) == 0) {
+        } else {
+            unlock(&cand->lock);
+        }
+    }
+    for (i = 0; i < PROBES && !slot; ++i) {
+        ip_slot_t *cand = &st->ips[(h + i) % n];
+        lock(&cand->lock);
+        if (!cand->used || age(s, cand->last_seen) > 86400 ||
+            fail_total(cand, s, (int)(cand->width * FAIL_BUCKETS)) == 0) {
             memset(cand->start, 0, sizeof(cand->start));
             memset(cand->cnt, 0, sizeof(cand->cnt));
             strcpy(cand->id, id);

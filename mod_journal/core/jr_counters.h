@@ -37,7 +37,7 @@ struct jr_counters {
 
 /* Shared-memory store. Sizes are fixed at startup; a full table degrades to "allowed" with a
  * logged warning rather than refusing service. */
-#define JR_SHM_KEY_SLOTS 4096
+#define JR_SHM_KEY_SLOTS 8192
 #define JR_SHM_IP_SLOTS 4096
 size_t jr_shmcounters_size(void);
 /* init: 1 in the process that creates the region (zeroes it), 0 to attach. */

@@ -54,6 +54,9 @@ typedef struct {
     int login_ban_window;
     long long login_ban_duration;
     long long honeypot_ban_duration;
+    const char *data_dir;     /* files, photos and upload temp files live below it */
+    long long upload_max;     /* largest accepted upload (file or photo), bytes */
+    const char *upload_types; /* allowed sniffed types of entry files, space separated */
 } jr_config_t;
 
 /* Defaults of the settings above (documented in docs/directives.md). */
@@ -69,6 +72,15 @@ typedef struct {
 
 struct jr_counters;
 
+/* A request body the host streamed to a temporary file under data_dir/tmp (uploads). The
+ * operation owns it: it renames it into place or it is removed with the request pool. */
+typedef struct {
+    const char *path;
+    apr_off_t size;
+    const char *content_type; /* as the client declared it (never trusted for storage) */
+    const char *filename;     /* X-File-Name header or ?name=; NULL when not given */
+} jr_upload_t;
+
 typedef struct jr_ctx {
     apr_pool_t *pool;
     jr_db_t *db;
@@ -80,12 +92,26 @@ typedef struct jr_ctx {
     apr_table_t *params; /* path parameters by name */
     apr_table_t *query;  /* decoded query string */
     struct jr_counters *counters; /* shared counters (rate limits, failures); may be NULL */
+    jr_upload_t *upload;          /* routes with JR_BODY_UPLOAD */
 } jr_ctx_t;
+
+/* A file to send instead of JSON: the host streams it (Range and conditional requests
+ * included). */
+typedef struct {
+    const char *path;
+    apr_off_t size;
+    const char *content_type;
+    const char *filename; /* for Content-Disposition, NULL for none */
+    int attachment;       /* 1: attachment, 0: inline */
+    const char *etag;     /* strong validator without quotes */
+    apr_time_t mtime;
+} jr_file_reply_t;
 
 typedef struct {
     int status;
     json_t *json;
-    apr_table_t *headers; /* extra response headers */
+    apr_table_t *headers;  /* extra response headers */
+    jr_file_reply_t *file; /* when set, sent instead of json (status 200) */
 } jr_result_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);

@@ -50,6 +50,11 @@ jr_op_fn jr_op_keys_rotate;
 /* jr_audit_list.c */
 jr_op_fn jr_op_audit_list;
 
+/* jr_settings.c */
+jr_op_fn jr_op_settings_get;
+jr_op_fn jr_op_settings_put;
+jr_op_fn jr_op_public_settings;
+
 /* jr_v1.c */
 jr_op_fn jr_op_v1_me;
 

@@ -16,7 +16,8 @@ typedef enum {
 typedef enum {
     JR_BODY_NONE = 0, /* any body is ignored */
     JR_BODY_JSON,     /* a JSON object is required */
-    JR_BODY_OPTIONAL  /* a JSON object, or nothing ({} then) */
+    JR_BODY_OPTIONAL, /* a JSON object, or nothing ({} then) */
+    JR_BODY_UPLOAD    /* any bytes, streamed to a temp file (ctx->upload), upload_max cap */
 } jr_body_e;
 
 #define JR_RF_ADMIN 0x1u    /* role admin required */

@@ -44,6 +44,10 @@ const jr_route_t jr_routes_admin[] = {
 
     {"GET", "/api/audit", jr_op_audit_list, SESSION, JR_BODY_NONE, ADMIN},
 
+    {"GET", "/api/settings", jr_op_settings_get, SESSION, JR_BODY_NONE, ADMIN},
+    {"PUT", "/api/settings", jr_op_settings_put, SESSION, JR_BODY_JSON, ADMIN},
+    {"GET", "/api/public-settings", jr_op_public_settings, NONE, JR_BODY_NONE, 0},
+
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };
 

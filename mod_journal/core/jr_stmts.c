@@ -2,7 +2,7 @@
 
 const jr_stmt_def_t *const jr_stmt_tables[] = {
     jr_stmts_core,  jr_stmts_auth,    jr_stmts_users, jr_stmts_branches, jr_stmts_groups,
-    jr_stmts_bans,  jr_stmts_keyauth, jr_stmts_keys,  jr_stmts_audit,    NULL,
+    jr_stmts_bans,  jr_stmts_keyauth, jr_stmts_keys,  jr_stmts_audit,    jr_stmts_settings, NULL,
 };
 
 const char *jr_stmt_sql(const jr_stmt_def_t *d, jr_dialect_e dialect)

@@ -44,5 +44,6 @@ extern const jr_stmt_def_t jr_stmts_bans[];
 extern const jr_stmt_def_t jr_stmts_keyauth[];
 extern const jr_stmt_def_t jr_stmts_keys[];
 extern const jr_stmt_def_t jr_stmts_audit[];
+extern const jr_stmt_def_t jr_stmts_settings[];
 
 #endif

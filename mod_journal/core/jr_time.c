@@ -82,7 +82,8 @@ static UCalendar *open_cal(const char *zone)
     UErrorCode status = U_ZERO_ERROR;
     int32_t n = zone_uchars(zone, id);
     UCalendar *cal;
-    if (n < 0) {
+    /* ucal_open falls back to GMT for ids it does not know: check first. */
+    if (n < 0 || !jr_tz_valid(zone)) {
         return NULL;
     }
     cal = ucal_open(id, n, "en_US@calendar=gregorian", UCAL_GREGORIAN, &status);

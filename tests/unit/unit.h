@@ -11,6 +11,9 @@ Suite *suite_router(void);    /* test_router.c: jr_router.h, jr_routes.c */
 Suite *suite_db(void);        /* test_db.c: jr_db.h, jr_migrate.h, jr_stmts.h */
 Suite *suite_ops(void);       /* test_ops.c: branch and group operations */
 Suite *suite_ops_users(void); /* test_ops_users.c: users, tutors' scope, sessions, health */
+Suite *suite_time(void);      /* test_time.c: jr_time.h */
+Suite *suite_keys(void);      /* test_keys.c: jr_keys.h, the key format */
+Suite *suite_counters(void);  /* test_counters.c: jr_counters.h, the shared-memory store */
 
 /* The operation suites share a fixture: see ops_fixture.h. */
 

@@ -29,6 +29,9 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_db());
     srunner_add_suite(sr, suite_ops());
     srunner_add_suite(sr, suite_ops_users());
+    srunner_add_suite(sr, suite_time());
+    srunner_add_suite(sr, suite_keys());
+    srunner_add_suite(sr, suite_counters());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

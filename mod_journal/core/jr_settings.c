@@ -1,0 +1,271 @@
+#include <string.h>
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+
+#include "jr_json.h"
+#include "jr_ops.h"
+#include "jr_settings.h"
+#include "jr_stmts.h"
+#include "jr_time.h"
+#include "jr_util.h"
+
+const jr_stmt_def_t jr_stmts_settings[] = {
+    {"settings_all", "SELECT name, value FROM settings", NULL},
+    {"setting_upsert",
+     "INSERT INTO settings (name, value, updated_at, updated_by) VALUES (%s, %s, %s, " JR_INT ")"
+     " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
+     " updated_at = excluded.updated_at, updated_by = excluded.updated_by",
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+typedef enum {
+    S_TEXT,   /* a string, bounded; choices or a validator may narrow it */
+    S_INT,    /* a JSON integer within [min, max] */
+    S_SWITCH, /* true or false (JSON booleans, or the strings "true"/"false") */
+    S_TFTEXT  /* only the strings "true" or "false" */
+} kind_e;
+
+typedef struct {
+    const char *name;
+    kind_e kind;
+    const char *dflt;
+    long long min, max;      /* S_INT bounds; S_TEXT maximum length in max */
+    const char *choices;     /* S_TEXT: "a|b|c" */
+    int (*valid)(const char *);
+    int public;
+} setting_def_t;
+
+#define DEFAULT_PROMPT                                                                      \
+    "Rewrite the tutor's lesson report in clear, friendly language for parents. Keep every " \
+    "fact, name and number; do not add anything. Start with the phrase that fits the "      \
+    "lesson's position in the module."
+
+static const setting_def_t defs[] = {
+    {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
+    {"time_format", S_TEXT, "24h", 0, 3, "24h|12h", NULL, 1},
+    {"lesson_ai_enabled", S_TFTEXT, "false", 0, 0, NULL, NULL, 0},
+    {"lesson_ai_prompt", S_TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0},
+    {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
+    {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
+    {"notify_lesson.report", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_lesson.ai.formatted", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_entry.created", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_entry.ai.checked", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_photo.processed", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_security.ip_banned", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"notify_backup", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"photo_ai_face_mode", S_TEXT, "off", 0, 4, "off|face|all", NULL, 0},
+    {"photo_ai_face_model", S_TEXT, "gfpgan", 0, 10, "gfpgan|codeformer", NULL, 0},
+    {"photo_ai_device_pref", S_TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0},
+    {"photo_worker_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    {"trash_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
+    {NULL, 0, NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const setting_def_t *def_of(const char *name)
+{
+    const setting_def_t *d;
+    for (d = defs; d->name && strcmp(d->name, name); ++d) {
+    }
+    return d->name ? d : NULL;
+}
+
+/* Stored values, read once per request. */
+static apr_hash_t *stored(jr_ctx_t *ctx)
+{
+    static const char key[] = "jr:settings";
+    apr_hash_t *h = NULL;
+    jr_rows_t *rows;
+    int i;
+    apr_pool_userdata_get((void **)&h, key, ctx->pool);
+    if (h) {
+        return h;
+    }
+    h = apr_hash_make(ctx->pool);
+    if (ctx->db && jr_db_select(ctx->db, ctx->pool, "settings_all", &rows, JR_NOARGS) ==
+                       APR_SUCCESS) {
+        for (i = 0; i < rows->nrows; ++i) {
+            apr_hash_set(h, jr_rows_get(rows, i, "name"), APR_HASH_KEY_STRING,
+                         jr_rows_get(rows, i, "value"));
+        }
+    }
+    apr_pool_userdata_setn(h, key, NULL, ctx->pool);
+    return h;
+}
+
+const char *jr_setting(jr_ctx_t *ctx, const char *name)
+{
+    const setting_def_t *d = def_of(name);
+    const char *v;
+    if (!d) {
+        return NULL;
+    }
+    v = apr_hash_get(stored(ctx), name, APR_HASH_KEY_STRING);
+    return v ? v : d->dflt;
+}
+
+const char *jr_setting_timezone(jr_ctx_t *ctx)
+{
+    const char *tz = jr_setting(ctx, "timezone");
+    return jr_tz_valid(tz) ? tz : "UTC";
+}
+
+int jr_setting_on(jr_ctx_t *ctx, const char *name)
+{
+    const char *v = jr_setting(ctx, name);
+    return v && !strcmp(v, "true");
+}
+
+static json_t *typed(const setting_def_t *d, const char *v)
+{
+    long long n;
+    switch (d->kind) {
+    case S_INT:
+        return jr_parse_int64(v, d->min, d->max, &n) == 0 ? json_integer(n) : json_string(v);
+    case S_SWITCH:
+        return json_boolean(!strcmp(v, "true"));
+    case S_TEXT:
+    case S_TFTEXT:
+        break;
+    }
+    return json_string(v);
+}
+
+static int in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    const char *c = choices;
+    while (c && *c) {
+        const char *bar = strchr(c, '|');
+        size_t len = bar ? (size_t)(bar - c) : strlen(c);
+        if (len == n && !strncmp(c, v, n)) {
+            return 1;
+        }
+        c = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The stored text of a new value, or NULL with *err set. */
+static const char *check_value(apr_pool_t *p, const setting_def_t *d, json_t *v, const char **err)
+{
+    const char *s = json_string_value(v);
+    switch (d->kind) {
+    case S_INT:
+        if (!json_is_integer(v) || json_integer_value(v) < d->min ||
+            json_integer_value(v) > d->max) {
+            *err = jr_psprintf(p, "%s must be an integer from %lld to %lld", d->name, d->min,
+                               d->max);
+            return NULL;
+        }
+        return jr_i64(p, json_integer_value(v));
+    case S_SWITCH:
+        if (json_is_boolean(v)) {
+            return json_is_true(v) ? "true" : "false";
+        }
+        if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+            return s;
+        }
+        *err = apr_psprintf(p, "%s must be true or false", d->name);
+        return NULL;
+    case S_TFTEXT:
+        if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+            return s;
+        }
+        *err = apr_psprintf(p, "%s must be the string 'true' or 'false'", d->name);
+        return NULL;
+    case S_TEXT:
+        break;
+    }
+    if (!s) {
+        *err = apr_psprintf(p, "%s must be a string", d->name);
+        return NULL;
+    }
+    if (d->choices && !in_choices(d->choices, s)) {
+        *err = apr_psprintf(p, "%s must be one of %s", d->name, d->choices);
+        return NULL;
+    }
+    if (d->valid && !d->valid(s)) {
+        *err = apr_psprintf(p, "%s: '%s' is not %s", d->name, s,
+                            d->valid == jr_tz_valid ? "an IANA time zone (e.g. Europe/Berlin)"
+                                                    : "a valid value");
+        return NULL;
+    }
+    if (jr_utf8_len(s) > (size_t)d->max) {
+        *err = jr_psprintf(p, "%s must be at most %lld characters", d->name, d->max);
+        return NULL;
+    }
+    return s;
+}
+
+static json_t *all_settings(jr_ctx_t *ctx, int only_public)
+{
+    json_t *out = json_object();
+    const setting_def_t *d;
+    for (d = defs; d->name; ++d) {
+        if (!only_public || d->public) {
+            json_object_set_new(out, d->name, typed(d, jr_setting(ctx, d->name)));
+        }
+    }
+    return out;
+}
+
+apr_status_t jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return jr_reply(res, ctx->pool, 200, all_settings(ctx, 0));
+}
+
+apr_status_t jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return jr_reply(res, ctx->pool, 200, all_settings(ctx, 1));
+}
+
+apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_hash_t *values = apr_hash_make(p);
+    const char *name, *now = jr_now_iso(p), *err = NULL;
+    apr_hash_index_t *hi;
+    json_t *v;
+
+    if (json_object_size(in) == 0) {
+        return jr_fail(res, p, 400, "the body must name at least one setting");
+    }
+    /* Everything is checked before anything is written: all or nothing. */
+    json_object_foreach((json_t *)in, name, v) {
+        const setting_def_t *d = def_of(name);
+        const char *text;
+        if (!d) {
+            return jr_fail(res, p, 400, "unknown setting '%s'", name);
+        }
+        if (!(text = check_value(p, d, v, &err))) {
+            return jr_fail(res, p, 400, "%s", err);
+        }
+        apr_hash_set(values, d->name, APR_HASH_KEY_STRING, text);
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    for (hi = apr_hash_first(p, values); hi; hi = apr_hash_next(hi)) {
+        const void *k;
+        void *val;
+        apr_hash_this(hi, &k, NULL, &val);
+        if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
+                       JR_ARGS(k, val, now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) !=
+            APR_SUCCESS) {
+            return jr_tx_fail(ctx, res, NULL);
+        }
+    }
+    if (jr_audit_ref(ctx, "update", "settings", NULL, jr_json_own(p, jr_json_keys(in))) !=
+            APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    apr_pool_userdata_setn(NULL, "jr:settings", NULL, p); /* read the new values back */
+    return jr_reply(res, p, 200, all_settings(ctx, 0));
+}
