@@ -22,8 +22,11 @@ static int set_header(void *rec, const char *key, const char *value)
 /* The one response helper: every answer of the journal leaves through here. */
 static int send_result(request_rec *r, const jr_result_t *res)
 {
-    size_t len = 0;
-    char *body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
+    size_t len = res->body_len;
+    const char *body = res->body;
+    if (!body) {
+        body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
+    }
     r->status = res->status;
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");

@@ -12,6 +12,9 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p)
 {
     res->status = 500;
     res->json = NULL;
+    res->body = NULL;
+    res->body_len = 0;
+    res->file = NULL;
     res->headers = apr_table_make(p, 4);
 }
 
@@ -24,6 +27,7 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     va_end(ap);
     res->status = status;
     res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
+    res->body = NULL;
     return APR_SUCCESS;
 }
 
@@ -31,6 +35,15 @@ apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
 {
     res->status = status;
     res->json = jr_json_own(p, json);
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
+{
+    res->status = status;
+    res->json = NULL;
+    res->body = body;
+    res->body_len = len;
     return APR_SUCCESS;
 }
 

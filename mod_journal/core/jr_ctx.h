@@ -112,6 +112,8 @@ typedef struct {
     json_t *json;
     apr_table_t *headers;  /* extra response headers */
     jr_file_reply_t *file; /* when set, sent instead of json (status 200) */
+    const char *body;      /* serialised JSON (streaming writer), sent instead of json */
+    size_t body_len;
 } jr_result_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);
@@ -122,6 +124,8 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     __attribute__((format(printf, 4, 5)));
 apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
 apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p);
+/* An answer already serialised (jr_jw). */
+apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
 
 /* An integer path parameter (the router guarantees its form). */
 long long jr_param_id(const jr_ctx_t *ctx, const char *name);

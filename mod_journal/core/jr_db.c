@@ -118,20 +118,57 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver_name,
     return APR_SUCCESS;
 }
 
+/* apr_dbd's placeholder syntax to SQLite's: %s becomes ?, %% becomes %. */
+static const char *sqlite_sql(apr_pool_t *p, const char *sql)
+{
+    char *out = apr_palloc(p, strlen(sql) + 1), *o = out;
+    for (; *sql; ++sql) {
+        if (sql[0] == '%' && sql[1] == 's') {
+            *o++ = '?';
+            ++sql;
+        } else if (sql[0] == '%' && sql[1] == '%') {
+            *o++ = '%';
+            ++sql;
+        } else {
+            *o++ = *sql;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static apr_status_t finalize_stmt(void *data)
+{
+    sqlite3_finalize(data);
+    return APR_SUCCESS;
+}
+
 apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
                                 apr_hash_t *prepared, apr_pool_t *pool)
 {
     jr_dialect_e dialect = jr_db_dialect_of(apr_dbd_name(driver));
+    sqlite3 *conn = dialect == JR_DB_SQLITE ? apr_dbd_native_handle(driver, handle) : NULL;
     const jr_stmt_def_t *const *t;
     const jr_stmt_def_t *d;
     for (t = jr_stmt_tables; *t; ++t) {
         for (d = *t; d->label; ++d) {
-            apr_dbd_prepared_t *stmt = NULL;
-            int rc = apr_dbd_prepare(driver, pool, handle, jr_stmt_sql(d, dialect), d->label,
-                                     &stmt);
+            void *stmt = NULL;
+            int rc;
+            if (conn) {
+                /* SQLite runs natively: sqlite3_prepare_v2 statements re-prepare themselves
+                 * after schema changes, and no driver-wide mutex serialises the queries. */
+                rc = sqlite3_prepare_v2(conn, sqlite_sql(pool, jr_stmt_sql(d, dialect)), -1,
+                                        (sqlite3_stmt **)&stmt, NULL);
+                if (rc == SQLITE_OK) {
+                    apr_pool_cleanup_register(pool, stmt, finalize_stmt, apr_pool_cleanup_null);
+                }
+            } else {
+                rc = apr_dbd_prepare(driver, pool, handle, jr_stmt_sql(d, dialect), d->label,
+                                     (apr_dbd_prepared_t **)&stmt);
+            }
             if (rc != 0) {
                 jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", d->label,
-                       apr_dbd_error(driver, handle, rc));
+                       conn ? sqlite3_errmsg(conn) : apr_dbd_error(driver, handle, rc));
                 return APR_EGENERAL;
             }
             apr_hash_set(prepared, d->label, APR_HASH_KEY_STRING, stmt);
@@ -182,14 +219,24 @@ void jr_db_close(jr_db_t *db)
         if (db->in_tx) {
             jr_db_rollback(db);
         }
+        if (db->dialect == JR_DB_SQLITE) {
+            /* sqlite3_close refuses a connection with live statements: finalise them first. */
+            apr_hash_index_t *hi;
+            for (hi = apr_hash_first(db->pool, db->prepared); hi; hi = apr_hash_next(hi)) {
+                void *stmt;
+                apr_hash_this(hi, NULL, NULL, &stmt);
+                apr_pool_cleanup_run(db->pool, stmt, finalize_stmt);
+            }
+            apr_hash_clear(db->prepared);
+        }
         apr_dbd_close(db->driver, db->handle);
         db->handle = NULL;
     }
 }
 
-static apr_dbd_prepared_t *lookup(jr_db_t *db, const char *label)
+static void *lookup(jr_db_t *db, const char *label)
 {
-    apr_dbd_prepared_t *stmt = apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING);
+    void *stmt = apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING);
     if (!stmt) {
         jr_log(JR_LOG_ERR, 0, "JR01004: statement %s is not prepared on this connection", label);
     }
@@ -205,10 +252,91 @@ static void note_error(jr_db_t *db, apr_pool_t *p, const char *label, int rc)
     }
 }
 
+/* Binds the arguments of a native SQLite statement (text, or NULL). */
+static int sq_bind(sqlite3_stmt *st, int nargs, const char **args)
+{
+    int i, rc = SQLITE_OK;
+    sqlite3_reset(st);
+    for (i = 0; i < nargs && rc == SQLITE_OK; ++i) {
+        rc = args[i] ? sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(st, i + 1);
+    }
+    return rc;
+}
+
+static void sq_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st)
+{
+    const char *msg = sqlite3_errmsg(sqlite3_db_handle(st));
+    db->last_error = apr_pstrdup(p, msg ? msg : "unknown database error");
+    if (!jr_db_unique_violation(db)) {
+        jr_log(JR_LOG_ERR, 0, "JR01005: statement %s failed: %s", label, db->last_error);
+    }
+    sqlite3_reset(st);
+}
+
+static apr_status_t sq_select(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                              jr_rows_t **out, int nargs, const char **args)
+{
+    apr_array_header_t *rows;
+    jr_rows_t *r;
+    int rc, c;
+
+    if (sq_bind(st, nargs, args) != SQLITE_OK) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    r = apr_pcalloc(p, sizeof(*r));
+    r->ncols = sqlite3_column_count(st);
+    r->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
+    for (c = 0; c < r->ncols; ++c) {
+        r->names[c] = apr_pstrdup(p, sqlite3_column_name(st, c));
+    }
+    rows = apr_array_make(p, 16, sizeof(const char **));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char **vals = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
+        for (c = 0; c < r->ncols; ++c) {
+            const unsigned char *v = sqlite3_column_text(st, c);
+            vals[c] = v ? apr_pstrmemdup(p, (const char *)v, (apr_size_t)sqlite3_column_bytes(st, c))
+                        : NULL;
+        }
+        APR_ARRAY_PUSH(rows, const char **) = vals;
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    sqlite3_reset(st);
+    r->nrows = rows->nelts;
+    r->rows = (const char ***)rows->elts;
+    *out = r;
+    return APR_SUCCESS;
+}
+
+static apr_status_t sq_exec(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                            int *nrows, int nargs, const char **args)
+{
+    int rc;
+    if (sq_bind(st, nargs, args) != SQLITE_OK) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    if (nrows) {
+        *nrows = sqlite3_changes(sqlite3_db_handle(st));
+    }
+    sqlite3_reset(st);
+    return APR_SUCCESS;
+}
+
 apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
                           int nargs, const char **args)
 {
-    apr_dbd_prepared_t *stmt = lookup(db, label);
+    void *stmt = lookup(db, label);
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     apr_array_header_t *rows;
@@ -220,6 +348,9 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows
         return APR_EGENERAL;
     }
     db->last_error = NULL;
+    if (db->dialect == JR_DB_SQLITE) {
+        return sq_select(db, p, label, stmt, out, nargs, args);
+    }
     if ((rc = apr_dbd_pselect(db->driver, p, db->handle, &res, stmt, 1, nargs, args)) != 0) {
         note_error(db, p, label, rc);
         return APR_EGENERAL;
@@ -252,12 +383,15 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
                         const char **args)
 {
-    apr_dbd_prepared_t *stmt = lookup(db, label);
+    void *stmt = lookup(db, label);
     int n = 0, rc;
     if (!stmt) {
         return APR_EGENERAL;
     }
     db->last_error = NULL;
+    if (db->dialect == JR_DB_SQLITE) {
+        return sq_exec(db, p, label, stmt, nrows, nargs, args);
+    }
     if ((rc = apr_dbd_pquery(db->driver, p, db->handle, &n, stmt, nargs, args)) != 0) {
         note_error(db, p, label, rc);
         return APR_EGENERAL;
@@ -270,7 +404,17 @@ apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrow
 
 static apr_status_t plain(jr_db_t *db, const char *sql)
 {
-    int n = 0, rc = apr_dbd_query(db->driver, db->handle, &n, sql);
+    int n = 0, rc;
+    if (db->dialect == JR_DB_SQLITE) {
+        sqlite3 *conn = apr_dbd_native_handle(db->driver, db->handle);
+        if (sqlite3_exec(conn, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            db->last_error = sqlite3_errmsg(conn);
+            jr_log(JR_LOG_ERR, 0, "JR01006: %s failed: %s", sql, db->last_error);
+            return APR_EGENERAL;
+        }
+        return APR_SUCCESS;
+    }
+    rc = apr_dbd_query(db->driver, db->handle, &n, sql);
     if (rc != 0) {
         const char *msg = apr_dbd_error(db->driver, db->handle, rc);
         db->last_error = msg;
@@ -304,7 +448,11 @@ void jr_db_rollback(jr_db_t *db)
 {
     int n = 0;
     db->in_tx = 0;
-    apr_dbd_query(db->driver, db->handle, &n, "ROLLBACK");
+    if (db->dialect == JR_DB_SQLITE) {
+        sqlite3_exec(apr_dbd_native_handle(db->driver, db->handle), "ROLLBACK", NULL, NULL, NULL);
+    } else {
+        apr_dbd_query(db->driver, db->handle, &n, "ROLLBACK");
+    }
 }
 
 apr_status_t jr_db_ping(jr_db_t *db)

@@ -28,18 +28,33 @@ const jr_stmt_def_t jr_stmts_keyauth[] = {
     {NULL, NULL, NULL},
 };
 
+/* CRC-32 (IEEE), table-driven; the table is built on first use (idempotent, so a race
+ * between threads only computes the same values twice). */
+static uint32_t crc_table[256];
+
 static uint32_t crc32_of(const char *s, size_t n)
 {
     uint32_t crc = 0xFFFFFFFFu;
     size_t i;
-    int k;
-    for (i = 0; i < n; ++i) {
-        crc ^= (unsigned char)s[i];
-        for (k = 0; k < 8; ++k) {
-            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    if (!crc_table[1]) {
+        uint32_t c;
+        int j, k;
+        for (j = 0; j < 256; ++j) {
+            for (c = (uint32_t)j, k = 0; k < 8; ++k) {
+                c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+            }
+            crc_table[j] = c;
         }
     }
+    for (i = 0; i < n; ++i) {
+        crc = crc_table[(crc ^ (unsigned char)s[i]) & 0xFF] ^ (crc >> 8);
+    }
     return ~crc;
+}
+
+static int is_b62(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
 static void checksum(const char *s, size_t n, char out[JR_KEY_CHECK_LEN])
@@ -85,7 +100,7 @@ int jr_key_wellformed(const char *key)
         return 0;
     }
     for (i = 4; i < JR_KEY_LEN; ++i) {
-        if (!strchr(b62, key[i])) {
+        if (!is_b62(key[i])) {
             return 0;
         }
     }

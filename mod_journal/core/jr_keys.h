@@ -25,7 +25,10 @@ int jr_key_wellformed(const char *key);
  * go on; otherwise fills res and returns 0. */
 int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res);
 
-/* The record of row i (JR_KEY_COLS), never the secret. */
+/* The record of row i (JR_KEY_COLS), never the secret: written to a streaming writer, or as
+ * a jansson value. */
+#include "jr_jw.h"
+void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i);
 json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i);
 
 #endif

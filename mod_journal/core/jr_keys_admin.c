@@ -6,6 +6,7 @@
 
 #include "jr_crypt.h"
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_keys.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
@@ -54,38 +55,42 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
-static json_t *ids_or_empty(apr_pool_t *p, const char *text)
+void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
-    const char *err = NULL;
-    json_t *j = text ? jr_json_parse(p, text, strlen(text), &err) : NULL;
-    return json_is_array(j) ? json_incref(j) : json_array();
-}
-
-static json_t *opt_str(const char *s)
-{
-    return s ? json_string(s) : json_null();
+    char *scopes = apr_pstrdup(w->pool, jr_rows_get(r, i, "scopes")), *tok, *last;
+    const char *branches = jr_rows_get(r, i, "branch_ids");
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", jr_rows_get(r, i, "id"));
+    jr_jw_kstr(w, "name", jr_rows_get(r, i, "name"));
+    jr_jw_kstr(w, "prefix", jr_rows_get(r, i, "prefix"));
+    jr_jw_key(w, "scopes");
+    jr_jw_arr(w);
+    for (tok = apr_strtok(scopes, ",", &last); tok; tok = apr_strtok(NULL, ",", &last)) {
+        jr_jw_str(w, tok);
+    }
+    jr_jw_arr_end(w);
+    jr_jw_kint_text(w, "rate_limit_per_min", jr_rows_get(r, i, "rate_limit_per_min"));
+    jr_jw_key(w, "branch_ids");
+    jr_jw_raw(w, branches ? branches : "[]"); /* stored as a JSON array we wrote */
+    jr_jw_kstr(w, "expires_at", jr_rows_get(r, i, "expires_at"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kint_text(w, "created_by", jr_rows_get(r, i, "created_by"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_kstr(w, "rotated_at", jr_rows_get(r, i, "rotated_at"));
+    jr_jw_kstr(w, "last_used_at", jr_rows_get(r, i, "last_used_at"));
+    jr_jw_kstr(w, "last_used_ip", jr_rows_get(r, i, "last_used_ip"));
+    jr_jw_obj_end(w);
 }
 
 json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
 {
-    char *scopes = apr_pstrdup(p, jr_rows_get(r, i, "scopes")), *tok, *last;
-    json_t *sc = json_array();
-    const char *by = jr_rows_get(r, i, "created_by");
-    for (tok = apr_strtok(scopes, ",", &last); tok; tok = apr_strtok(NULL, ",", &last)) {
-        json_array_append_new(sc, json_string(tok));
-    }
-    return json_pack(
-        "{s:I, s:s, s:s, s:o, s:I, s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:o}", "id",
-        (json_int_t)jr_rows_int(r, i, "id", 0), "name", jr_rows_get(r, i, "name"), "prefix",
-        jr_rows_get(r, i, "prefix"), "scopes", sc, "rate_limit_per_min",
-        (json_int_t)jr_rows_int(r, i, "rate_limit_per_min", 0), "branch_ids",
-        ids_or_empty(p, jr_rows_get(r, i, "branch_ids")), "expires_at",
-        opt_str(jr_rows_get(r, i, "expires_at")), "created_at", jr_rows_get(r, i, "created_at"),
-        "created_by", by ? json_integer(jr_rows_int(r, i, "created_by", 0)) : json_null(),
-        "updated_at", jr_rows_get(r, i, "updated_at"), "rotated_at",
-        opt_str(jr_rows_get(r, i, "rotated_at")), "last_used_at",
-        opt_str(jr_rows_get(r, i, "last_used_at")), "last_used_ip",
-        opt_str(jr_rows_get(r, i, "last_used_ip")));
+    jr_jw_t w;
+    size_t len;
+    const char *text, *err = NULL;
+    jr_jw_init(&w, p, 512);
+    jr_key_write(&w, r, i);
+    text = jr_jw_done(&w, &len);
+    return json_incref(jr_json_parse(p, text, len, &err));
 }
 
 /* The key's record (never the secret), NULL when absent. */
@@ -103,16 +108,21 @@ json_t *jr_key_load(jr_ctx_t *ctx, long long id)
 apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
-    json_t *out;
+    jr_jw_t w;
+    size_t len;
+    const char *body;
     int i;
     if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
     }
-    out = json_array();
+    jr_jw_init(&w, ctx->pool, 512 * (size_t)(rows->nrows + 1));
+    jr_jw_arr(&w);
     for (i = 0; i < rows->nrows; ++i) {
-        json_array_append_new(out, jr_key_json(ctx->pool, rows, i));
+        jr_key_write(&w, rows, i);
     }
-    return jr_reply(res, ctx->pool, 200, out);
+    jr_jw_arr_end(&w);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, 200, body, len);
 }
 
 apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

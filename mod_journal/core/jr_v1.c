@@ -5,16 +5,28 @@
 
 apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    /* The record read at authentication: no second query. */
-    json_t *key = jr_json_own(ctx->pool, jr_key_json(ctx->pool, ctx->who.key_row, 0));
-    json_t *ids = json_array();
+    jr_jw_t w;
+    size_t len;
+    const char *body;
     int i;
+    jr_jw_init(&w, ctx->pool, 1024);
+    jr_jw_obj(&w);
+    jr_jw_key(&w, "user");
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "role", ctx->who.role == JR_ROLE_ADMIN ? "admin" : "tutor");
+    jr_jw_key(&w, "branch_ids");
+    jr_jw_arr(&w);
     for (i = 0; ctx->who.branch_json && i < ctx->who.branch_ids->nelts; ++i) {
-        json_array_append_new(ids, json_integer(APR_ARRAY_IDX(ctx->who.branch_ids, i, long long)));
+        jr_jw_int(&w, APR_ARRAY_IDX(ctx->who.branch_ids, i, long long));
     }
-    return jr_reply(res, ctx->pool, 200,
-                    json_pack("{s:{s:s, s:o, s:b, s:b}, s:O}", "user", "role",
-                              ctx->who.role == JR_ROLE_ADMIN ? "admin" : "tutor", "branch_ids",
-                              ids, "can_read", ctx->who.can_read, "can_write", ctx->who.can_write,
-                              "key", key));
+    jr_jw_arr_end(&w);
+    jr_jw_kbool(&w, "can_read", ctx->who.can_read);
+    jr_jw_kbool(&w, "can_write", ctx->who.can_write);
+    jr_jw_obj_end(&w);
+    /* The record read at authentication: no second query. */
+    jr_jw_key(&w, "key");
+    jr_key_write(&w, ctx->who.key_row, 0);
+    jr_jw_obj_end(&w);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, 200, body, len);
 }

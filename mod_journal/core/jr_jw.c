@@ -1,0 +1,214 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "jr_jw.h"
+
+static void reserve(jr_jw_t *w, size_t more)
+{
+    if (w->len + more + 1 > w->cap) {
+        size_t cap = w->cap * 2;
+        char *bigger;
+        while (cap < w->len + more + 1) {
+            cap *= 2;
+        }
+        bigger = apr_palloc(w->pool, cap);
+        memcpy(bigger, w->buf, w->len);
+        w->buf = bigger;
+        w->cap = cap;
+    }
+}
+
+static void put(jr_jw_t *w, const char *s, size_t n)
+{
+    reserve(w, n);
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+static void putc1(jr_jw_t *w, char c)
+{
+    reserve(w, 1);
+    w->buf[w->len++] = c;
+}
+
+/* The separator before a value: none after a key, a comma after a sibling. */
+static void value_start(jr_jw_t *w)
+{
+    if (w->after_key) {
+        w->after_key = 0;
+        return;
+    }
+    if (w->depth > 0) {
+        if (!w->first[w->depth - 1]) {
+            putc1(w, ',');
+        }
+        w->first[w->depth - 1] = 0;
+    }
+}
+
+void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial)
+{
+    memset(w, 0, sizeof(*w));
+    w->pool = p;
+    w->cap = initial < 64 ? 64 : initial;
+    w->buf = apr_palloc(p, w->cap);
+}
+
+static void open_(jr_jw_t *w, char c)
+{
+    value_start(w);
+    putc1(w, c);
+    if (w->depth < JR_JW_DEPTH) {
+        w->first[w->depth] = 1;
+    }
+    ++w->depth;
+}
+
+static void close_(jr_jw_t *w, char c)
+{
+    --w->depth;
+    putc1(w, c);
+}
+
+void jr_jw_obj(jr_jw_t *w)
+{
+    open_(w, '{');
+}
+
+void jr_jw_obj_end(jr_jw_t *w)
+{
+    close_(w, '}');
+}
+
+void jr_jw_arr(jr_jw_t *w)
+{
+    open_(w, '[');
+}
+
+void jr_jw_arr_end(jr_jw_t *w)
+{
+    close_(w, ']');
+}
+
+static void put_string(jr_jw_t *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    putc1(w, '"');
+    for (; *p; ++p) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\') {
+            continue; /* bytes >= 0x80 are UTF-8, validated when the data came in */
+        }
+        put(w, (const char *)run, (size_t)(p - run));
+        switch (*p) {
+        case '"': put(w, "\\\"", 2); break;
+        case '\\': put(w, "\\\\", 2); break;
+        case '\n': put(w, "\\n", 2); break;
+        case '\r': put(w, "\\r", 2); break;
+        case '\t': put(w, "\\t", 2); break;
+        case '\b': put(w, "\\b", 2); break;
+        case '\f': put(w, "\\f", 2); break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+            put(w, u, 6);
+        }
+        }
+        run = p + 1;
+    }
+    put(w, (const char *)run, (size_t)(p - run));
+    putc1(w, '"');
+}
+
+void jr_jw_key(jr_jw_t *w, const char *key)
+{
+    value_start(w);
+    put_string(w, key);
+    putc1(w, ':');
+    w->after_key = 1;
+}
+
+void jr_jw_str(jr_jw_t *w, const char *s)
+{
+    if (!s) {
+        jr_jw_null(w);
+        return;
+    }
+    value_start(w);
+    put_string(w, s);
+}
+
+void jr_jw_int(jr_jw_t *w, long long v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%lld", v);
+    value_start(w);
+    put(w, num, (size_t)n);
+}
+
+void jr_jw_int_text(jr_jw_t *w, const char *digits)
+{
+    const char *d = digits;
+    if (!digits || !*digits) {
+        jr_jw_null(w);
+        return;
+    }
+    for (d = *d == '-' ? d + 1 : d; *d; ++d) {
+        if (*d < '0' || *d > '9') {
+            jr_jw_null(w); /* never emit a non-number where a number belongs */
+            return;
+        }
+    }
+    value_start(w);
+    put(w, digits, strlen(digits));
+}
+
+void jr_jw_bool(jr_jw_t *w, int v)
+{
+    value_start(w);
+    put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jr_jw_null(jr_jw_t *w)
+{
+    value_start(w);
+    put(w, "null", 4);
+}
+
+void jr_jw_raw(jr_jw_t *w, const char *json)
+{
+    value_start(w);
+    put(w, json, strlen(json));
+}
+
+void jr_jw_kstr(jr_jw_t *w, const char *key, const char *s)
+{
+    jr_jw_key(w, key);
+    jr_jw_str(w, s);
+}
+
+void jr_jw_kint(jr_jw_t *w, const char *key, long long v)
+{
+    jr_jw_key(w, key);
+    jr_jw_int(w, v);
+}
+
+void jr_jw_kint_text(jr_jw_t *w, const char *key, const char *digits)
+{
+    jr_jw_key(w, key);
+    jr_jw_int_text(w, digits);
+}
+
+void jr_jw_kbool(jr_jw_t *w, const char *key, int v)
+{
+    jr_jw_key(w, key);
+    jr_jw_bool(w, v);
+}
+
+const char *jr_jw_done(jr_jw_t *w, size_t *len)
+{
+    w->buf[w->len] = '\0';
+    if (len) {
+        *len = w->len;
+    }
+    return w->buf;
+}
