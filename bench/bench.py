@@ -9,6 +9,7 @@ req/s divided by the endpoint's: 1.0 means as cheap as a static file.
 
 import os
 import re
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def wrk(url, conns, headers):
 def measure(srv, name, path, headers):
     """Runs path and a static file of the same size, interleaved; prints medians."""
     body = srv.api("GET", path, headers=headers).content
-    static = srv.doc_root / f"static-{name}.json"
+    static = srv.doc_root / ("static-" + re.sub(r"[^a-z0-9]+", "-", name) + ".json")
     static.write_bytes(body)
     os.chmod(static, 0o644)
     rows = []
@@ -68,6 +69,26 @@ def measure(srv, name, path, headers):
     return rows
 
 
+SEED_ENTRIES = int(os.environ.get("BENCH_ENTRIES", "10000"))
+
+
+def seed_entries(srv, group_id, branch_id, n):
+    """n entries straight into the database (the API would take minutes), newest last."""
+    rows = [(f"Student {i % 400}", group_id, branch_id,
+             f"Lesson notes number {i}: fractions, decimals and a short quiz.",
+             "2026-11-01T10:00:00Z", "2026-11-01T10:00:00Z") for i in range(n)]
+    sql = ("INSERT INTO entries (student_name, group_id, branch_id, description, created_at,"
+           " updated_at) VALUES ")
+    if harness.DB_KIND == "pgsql":
+        values = ",".join("('%s',%d,%d,'%s','%s','%s')" % r for r in rows)
+        harness.psql(sql + values, dbname=srv.pg_dbname)
+    else:
+        db = sqlite3.connect(srv.db_path, timeout=30)
+        db.executemany(sql + "(?,?,?,?,?,?)", rows)
+        db.commit()
+        db.close()
+
+
 def main():
     srv = harness.Server(extra_conf=EXTRA_CONF, label="bench")
     try:
@@ -80,6 +101,11 @@ def main():
         print(f"mod_journal benchmark: db={harness.DB_KIND}, {ROUNDS} interleaved rounds of "
               f"{DURATION} per target, wrk -t2, connections {CONNECTIONS}")
         measure(srv, "me", "/api/v1/me", {"X-Api-Key": key})
+        branch = srv.create_branch()
+        group = srv.create_group(branch["id"])
+        seed_entries(srv, group["id"], branch["id"], SEED_ENTRIES)
+        measure(srv, f"entries ({SEED_ENTRIES} in the journal)", "/api/v1/entries?limit=50",
+                {"X-Api-Key": key})
         problems = srv.new_log_problems()
         if problems:
             print("error log problems:\n  " + "\n  ".join(problems))

@@ -2,7 +2,9 @@
  * reports a bad value with the directive's name and the allowed values. Numeric directives
  * are described by a table (name, kind, bounds, field) and share one handler. */
 #include <stddef.h>
+#include <string.h>
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <http_core.h>
 
@@ -47,6 +49,10 @@ static const num_directive_t numeric[] = {
      "a duration from 60s to 366d"},
     {"JournalHoneypotBanDuration", NUM_DURATION, 60, 366LL * 86400, FIELD(honeypot_ban_duration),
      "a duration from 60s to 366d"},
+    {"JournalMaxUploadSize", NUM_SIZE, 1024, 4LL * 1024 * 1024 * 1024, FIELD(upload_max),
+     "a size from 1K to 4G (bytes, or a number with K, M or G)"},
+    {"JournalHousekeepingInterval", NUM_DURATION, 5, 86400, FIELD(purge_interval),
+     "a duration from 5s to 1d"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -81,6 +87,7 @@ void *mj_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
         *num_field(c, &numeric[i]) = v >= 0 ? v : *num_field(base, &numeric[i]);
     }
     c->data_dir = add->data_dir ? add->data_dir : base->data_dir;
+    c->upload_types = add->upload_types ? add->upload_types : base->upload_types;
     c->migrate = add->migrate >= 0 ? add->migrate : base->migrate;
     return c;
 }
@@ -113,6 +120,36 @@ static const char *set_data_dir(cmd_parms *cmd, void *dc, const char *arg)
     return NULL;
 }
 
+/* A media type: type/subtype of token characters. */
+static int is_media_type(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    const char *c;
+    if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/')) {
+        return 0;
+    }
+    for (c = s; *c; ++c) {
+        if (!apr_isalnum(*c) && !strchr("/!#$&^_.+-", *c)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *add_upload_type(cmd_parms *cmd, void *dc, const char *arg)
+{
+    mj_server_conf_t *c = mj_conf(cmd->server);
+    if (!is_media_type(arg)) {
+        return apr_psprintf(cmd->pool, "JournalUploadTypes: '%s' is not a media type such as "
+                                       "application/pdf",
+                            arg);
+    }
+    c->upload_types = c->upload_types ? apr_pstrcat(cmd->pool, c->upload_types, " ",
+                                                    apr_pstrdup(cmd->pool, arg), NULL)
+                                      : apr_pstrdup(cmd->pool, arg);
+    return NULL;
+}
+
 static const char *set_migrate(cmd_parms *cmd, void *dc, int flag)
 {
     mj_conf(cmd->server)->migrate = flag;
@@ -139,6 +176,10 @@ const command_rec mj_directives[] = {
     NUMERIC(9, "Window in which failed logins are counted"),
     NUMERIC(10, "Length of a ban for failed logins"),
     NUMERIC(11, "Length of a ban for a filled honeypot field"),
+    NUMERIC(12, "Largest accepted upload (entry file or photo)"),
+    NUMERIC(13, "How often housekeeping (the trash purge) runs"),
+    AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
+                    "Media types (sniffed from the bytes) accepted as entry files"),
     {NULL},
 };
 
@@ -160,6 +201,8 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(login_ban_duration, JR_DEFAULT_LOGIN_BAN_DURATION);
     DFLT(honeypot_ban_duration, JR_DEFAULT_HONEYPOT_BAN_DURATION);
     DFLT(migrate, 1);
+    DFLT(upload_max, MJ_DEFAULT_UPLOAD_MAX);
+    DFLT(purge_interval, MJ_DEFAULT_PURGE_INTERVAL);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
@@ -179,5 +222,8 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     c->core.login_ban_window = (int)c->login_ban_window;
     c->core.login_ban_duration = c->login_ban_duration;
     c->core.honeypot_ban_duration = c->honeypot_ban_duration;
+    c->core.data_dir = c->data_dir;
+    c->core.upload_max = c->upload_max;
+    c->core.upload_types = c->upload_types ? c->upload_types : MJ_DEFAULT_UPLOAD_TYPES;
     return NULL;
 }

@@ -19,9 +19,14 @@ static int set_header(void *rec, const char *key, const char *value)
     return 1;
 }
 
+static int send_file(request_rec *r, const jr_result_t *res);
+
 /* The one response helper: every answer of the journal leaves through here. */
 static int send_result(request_rec *r, const jr_result_t *res)
 {
+    if (res->file && res->status == 200) {
+        return send_file(r, res);
+    }
     size_t len = res->body_len;
     const char *body = res->body;
     if (!body) {
@@ -36,6 +41,136 @@ static int send_result(request_rec *r, const jr_result_t *res)
     if (!r->header_only) {
         ap_rwrite(body, (int)len, r);
     }
+    return OK;
+}
+
+/* A stored file: httpd's filters then serve Range requests (byterange filter) and the
+ * conditional ones (ap_meets_conditions with our ETag). */
+static int send_file(request_rec *r, const jr_result_t *res)
+{
+    const jr_file_reply_t *f = res->file;
+    apr_bucket_brigade *bb;
+    apr_file_t *fd;
+    int cond;
+
+    if (apr_file_open(&fd, f->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, r->pool) !=
+        APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00020: stored file is missing");
+        jr_result_t gone;
+        jr_result_init(&gone, r->pool);
+        jr_fail(&gone, r->pool, 404, "the file is no longer stored");
+        return send_result(r, &gone);
+    }
+    apr_table_do(set_header, r, res->headers, NULL);
+    apr_table_setn(r->headers_out, "ETag", apr_pstrcat(r->pool, "\"", f->etag, "\"", NULL));
+    apr_table_setn(r->headers_out, "Cache-Control", "private, no-cache");
+    apr_table_setn(r->headers_out, "X-Content-Type-Options", "nosniff");
+    apr_table_setn(r->headers_out, "Content-Security-Policy", "default-src 'none'; sandbox");
+    if (f->filename) {
+        apr_table_setn(r->headers_out, "Content-Disposition",
+                       apr_psprintf(r->pool, "%s; filename=\"%s\"; filename*=UTF-8''%s",
+                                    f->attachment ? "attachment" : "inline",
+                                    jr_ascii_filename(r->pool, f->filename),
+                                    jr_url_encode(r->pool, f->filename)));
+    }
+    r->mtime = f->mtime;
+    ap_set_last_modified(r);
+    ap_set_content_type(r, f->content_type);
+    if ((cond = ap_meets_conditions(r)) != OK) {
+        r->status = cond;
+        return cond == HTTP_NOT_MODIFIED ? OK : cond;
+    }
+    ap_set_content_length(r, f->size);
+    if (r->header_only) {
+        return OK;
+    }
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_brigade_insert_file(bb, fd, 0, f->size, r->pool);
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+static apr_status_t remove_temp(void *path)
+{
+    apr_file_remove(path, NULL); /* gone already when the operation kept it */
+    return APR_SUCCESS;
+}
+
+/* Streams an upload body into a temp file under data_dir/tmp with a cap. OK or a status. */
+static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t **out)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    const char *dir = apr_pstrcat(r->pool, conf->data_dir, "/tmp", NULL);
+    char *tmpl = apr_pstrcat(r->pool, dir, "/upload-XXXXXX", NULL);
+    apr_bucket_brigade *bb;
+    apr_file_t *fd;
+    apr_off_t total = 0;
+    jr_upload_t *up;
+    int eos = 0, status = OK;
+
+    if (cl) {
+        apr_off_t n;
+        char *end;
+        if (apr_strtoff(&n, cl, &end, 10) != APR_SUCCESS || *end || n < 0) {
+            return HTTP_BAD_REQUEST;
+        }
+        if (n > conf->core.upload_max) {
+            return HTTP_REQUEST_ENTITY_TOO_LARGE;
+        }
+    }
+    apr_dir_make_recursive(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, r->pool);
+    if (apr_file_mktemp(&fd, tmpl, APR_FOPEN_CREATE | APR_FOPEN_READ | APR_FOPEN_WRITE |
+                                        APR_FOPEN_EXCL | APR_FOPEN_BINARY,
+                        r->pool) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00021: cannot create an upload temp file");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    apr_pool_cleanup_register(r->pool, tmpl, remove_temp, apr_pool_cleanup_null);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    while (!eos && status == OK) {
+        apr_bucket *b;
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
+                                         HUGE_STRING_LEN * 4);
+        if (rv != APR_SUCCESS) {
+            status = ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
+            break;
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+            const char *data;
+            apr_size_t len;
+            if (APR_BUCKET_IS_EOS(b)) {
+                eos = 1;
+                break;
+            }
+            if (APR_BUCKET_IS_METADATA(b)) {
+                continue;
+            }
+            if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
+                status = HTTP_BAD_REQUEST;
+                break;
+            }
+            total += (apr_off_t)len;
+            if (total > conf->core.upload_max) {
+                status = HTTP_REQUEST_ENTITY_TOO_LARGE;
+                break;
+            }
+            if (apr_file_write_full(fd, data, len, NULL) != APR_SUCCESS) {
+                status = HTTP_INTERNAL_SERVER_ERROR;
+                break;
+            }
+        }
+        apr_brigade_cleanup(bb);
+    }
+    apr_file_close(fd);
+    if (status != OK) {
+        return status;
+    }
+    up = apr_pcalloc(r->pool, sizeof(*up));
+    up->path = tmpl;
+    up->size = total;
+    up->content_type = apr_table_get(r->headers_in, "Content-Type");
+    up->filename = apr_table_get(r->headers_in, "X-File-Name");
+    *out = up;
     return OK;
 }
 
@@ -130,6 +265,9 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
                 cap);
         return send_result(r, res);
     }
+    if (status >= 500) {
+        return fail(r, res, 500, "internal error");
+    }
     return fail(r, res, status == HTTP_REQUEST_TIME_OUT ? 408 : 400,
                 "the request body could not be read");
 }
@@ -223,6 +361,10 @@ int mj_handler(request_rec *r)
 
     if (route->body == JR_BODY_NONE) {
         ap_discard_request_body(r);
+    } else if (route->body == JR_BODY_UPLOAD) {
+        if ((status = read_upload(r, conf, &ctx.upload)) != OK) {
+            return answer_body_error(r, &res, status, (apr_off_t)conf->core.upload_max);
+        }
     } else if ((status = read_body(r, (apr_off_t)conf->max_body, &body, &len)) != OK) {
         return answer_body_error(r, &res, status, (apr_off_t)conf->max_body);
     }

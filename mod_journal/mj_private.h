@@ -25,6 +25,9 @@ typedef struct {
     long long key_ban_threshold, key_ban_window, key_ban_duration;
     long long login_ban_threshold, login_ban_window, login_ban_duration;
     long long honeypot_ban_duration;
+    long long upload_max;
+    const char *upload_types;
+    long long purge_interval;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 
@@ -33,12 +36,21 @@ typedef struct {
 #define MJ_DEFAULT_SESSION_TTL (12LL * 3600)
 #define MJ_DEFAULT_MAX_BODY (1024LL * 1024)
 #define MJ_DEFAULT_BCRYPT_COST 10
+#define MJ_DEFAULT_UPLOAD_MAX (20LL * 1024 * 1024)
+#define MJ_DEFAULT_PURGE_INTERVAL 3600
+#define MJ_DEFAULT_UPLOAD_TYPES                                                               \
+    "application/pdf image/jpeg image/png image/webp image/gif text/plain text/csv "          \
+    "application/msword application/vnd.openxmlformats-officedocument.wordprocessingml.document " \
+    "application/vnd.oasis.opendocument.text"
 
 extern const command_rec mj_directives[];
 void *mj_create_server_conf(apr_pool_t *p, server_rec *s);
 void *mj_merge_server_conf(apr_pool_t *p, void *base, void *add);
 mj_server_conf_t *mj_conf(const server_rec *s);
 const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c);
+
+/* mj_watchdog.c: periodic housekeeping */
+int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s);
 
 /* mj_shm.c: the shared counters (rate limits, failure counts) */
 int mj_shm_post_config(apr_pool_t *pconf, server_rec *s);

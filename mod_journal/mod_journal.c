@@ -6,6 +6,7 @@
 
 #include "jr_crypt.h"
 #include "jr_log.h"
+#include "jr_magic.h"
 #include "mj_private.h"
 
 static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
@@ -21,7 +22,13 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
         mj_shm_post_config(pconf, s) != OK) {
         return !OK;
     }
-    return mj_db_post_config(pconf, plog, ptemp, s);
+    if (mj_db_post_config(pconf, plog, ptemp, s) != OK) {
+        return !OK;
+    }
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    return mj_watchdog_post_config(pconf, s);
 }
 
 static void mj_child_init(apr_pool_t *p, server_rec *s)
@@ -29,12 +36,14 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     /* Before any worker thread exists. */
     jr_log_set(log_to_httpd, s);
     jr_crypt_init();
+    jr_magic_init(p);
     json_object_seed(0);
     mj_shm_child_init(p, s);
 }
 
 static void mj_register_hooks(apr_pool_t *p)
 {
+    jr_db_global_init(); /* as early as possible: before SQLite is first used */
     /* Before mod_dbd's post_config, which collects the statements to prepare. */
     static const char *const before_dbd[] = {"mod_dbd.c", NULL};
     ap_hook_check_config(mj_db_check_config, NULL, NULL, APR_HOOK_MIDDLE);

@@ -5,6 +5,7 @@
 
 #include "jr_ctx.h"
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_log.h"
 #include "jr_util.h"
 
@@ -186,4 +187,31 @@ apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long 
     }
     apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     return jr_reply(res, ctx->pool, 200, items);
+}
+
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w)
+{
+    if (ctx->iface == JR_IF_V1) {
+        jr_jw_obj(w);
+        jr_jw_key(w, "items");
+    }
+    jr_jw_arr(w);
+}
+
+apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
+                            long long limit, long long offset)
+{
+    const char *body;
+    size_t len;
+    jr_jw_arr_end(w);
+    if (ctx->iface == JR_IF_V1) {
+        jr_jw_kint(w, "total", total);
+        jr_jw_kint(w, "limit", limit);
+        jr_jw_kint(w, "offset", offset);
+        jr_jw_obj_end(w);
+    } else {
+        apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
+    }
+    body = jr_jw_done(w, &len);
+    return jr_reply_raw(res, 200, body, len);
 }

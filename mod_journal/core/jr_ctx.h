@@ -170,6 +170,13 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
 
 
 
+/* Streaming lists: begin writes "[" on /api or the envelope's {"items":[ on /api/v1; end
+ * closes it with total/limit/offset (or sets X-Total-Count) and fills res. */
+struct jr_jw;
+void jr_jw_list_begin(jr_ctx_t *ctx, struct jr_jw *w);
+apr_status_t jr_jw_list_end(jr_ctx_t *ctx, struct jr_jw *w, jr_result_t *res, long long total,
+                            long long limit, long long offset);
+
 /* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an
  * X-Total-Count header on /api. Takes ownership of items. */
 apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,

@@ -11,6 +11,12 @@
 
 #define JR_SQLITE_BUSY_MS "2000"
 
+void jr_db_global_init(void)
+{
+    /* Fails harmlessly (SQLITE_MISUSE) when SQLite was initialised already. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+}
+
 jr_dialect_e jr_db_dialect_of(const char *name)
 {
     if (!name) {
@@ -137,9 +143,18 @@ static const char *sqlite_sql(apr_pool_t *p, const char *sql)
     return out;
 }
 
-static apr_status_t finalize_stmt(void *data)
+/* Finalises the native SQLite statements of a label table (once: the table is emptied). It
+ * runs before the connection closes: sqlite3_close refuses a connection with statements. */
+static apr_status_t finalize_all(void *data)
 {
-    sqlite3_finalize(data);
+    apr_hash_t *prepared = data;
+    apr_hash_index_t *hi;
+    for (hi = apr_hash_first(NULL, prepared); hi; hi = apr_hash_next(hi)) {
+        void *stmt;
+        apr_hash_this(hi, NULL, NULL, &stmt);
+        sqlite3_finalize(stmt);
+    }
+    apr_hash_clear(prepared);
     return APR_SUCCESS;
 }
 
@@ -150,6 +165,9 @@ apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handl
     sqlite3 *conn = dialect == JR_DB_SQLITE ? apr_dbd_native_handle(driver, handle) : NULL;
     const jr_stmt_def_t *const *t;
     const jr_stmt_def_t *d;
+    if (conn) {
+        apr_pool_cleanup_register(pool, prepared, finalize_all, apr_pool_cleanup_null);
+    }
     for (t = jr_stmt_tables; *t; ++t) {
         for (d = *t; d->label; ++d) {
             void *stmt = NULL;
@@ -159,9 +177,7 @@ apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handl
                  * after schema changes, and no driver-wide mutex serialises the queries. */
                 rc = sqlite3_prepare_v2(conn, sqlite_sql(pool, jr_stmt_sql(d, dialect)), -1,
                                         (sqlite3_stmt **)&stmt, NULL);
-                if (rc == SQLITE_OK) {
-                    apr_pool_cleanup_register(pool, stmt, finalize_stmt, apr_pool_cleanup_null);
-                }
+
             } else {
                 rc = apr_dbd_prepare(driver, pool, handle, jr_stmt_sql(d, dialect), d->label,
                                      (apr_dbd_prepared_t **)&stmt);
@@ -220,14 +236,7 @@ void jr_db_close(jr_db_t *db)
             jr_db_rollback(db);
         }
         if (db->dialect == JR_DB_SQLITE) {
-            /* sqlite3_close refuses a connection with live statements: finalise them first. */
-            apr_hash_index_t *hi;
-            for (hi = apr_hash_first(db->pool, db->prepared); hi; hi = apr_hash_next(hi)) {
-                void *stmt;
-                apr_hash_this(hi, NULL, NULL, &stmt);
-                apr_pool_cleanup_run(db->pool, stmt, finalize_stmt);
-            }
-            apr_hash_clear(db->prepared);
+            apr_pool_cleanup_run(db->pool, db->prepared, finalize_all);
         }
         apr_dbd_close(db->driver, db->handle);
         db->handle = NULL;
@@ -491,6 +500,11 @@ static int col_index(const jr_rows_t *r, const char *col)
     }
     jr_log(JR_LOG_ERR, 0, "JR01007: result has no column %s", col);
     return -1;
+}
+
+int jr_rows_col(const jr_rows_t *r, const char *col)
+{
+    return r ? col_index(r, col) : -1;
 }
 
 const char *jr_rows_get(const jr_rows_t *r, int row, const char *col)

@@ -35,6 +35,10 @@ typedef struct {
     (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), (const char *[]){__VA_ARGS__}
 #define JR_NOARGS 0, NULL
 
+/* Process-wide SQLite setup, before any connection opens: multi-thread mode (no mutex per
+ * connection call; each pooled connection serves one thread at a time). */
+void jr_db_global_init(void);
+
 /* Dialect of a driver name ("sqlite3", "pgsql"); 0 when unsupported. */
 jr_dialect_e jr_db_dialect_of(const char *driver_name);
 
@@ -81,6 +85,10 @@ apr_status_t jr_db_ping(jr_db_t *db);
 int jr_db_unique_violation(const jr_db_t *db);
 
 const char *jr_rows_get(const jr_rows_t *r, int row, const char *col);
+
+/* The index of a column (or -1): for loops over many rows, look the index up once. */
+int jr_rows_col(const jr_rows_t *r, const char *col);
+#define JR_CELL(r, row, idx) ((idx) >= 0 ? (r)->rows[(row)][(idx)] : NULL)
 long long jr_rows_int(const jr_rows_t *r, int row, const char *col, long long dflt);
 
 #endif

@@ -3,18 +3,23 @@
 
 #include "jr_jw.h"
 
-static void reserve(jr_jw_t *w, size_t more)
+static void grow(jr_jw_t *w, size_t more)
+{
+    size_t cap = w->cap * 2;
+    char *bigger;
+    while (cap < w->len + more + 1) {
+        cap *= 2;
+    }
+    bigger = apr_palloc(w->pool, cap);
+    memcpy(bigger, w->buf, w->len);
+    w->buf = bigger;
+    w->cap = cap;
+}
+
+static inline void reserve(jr_jw_t *w, size_t more)
 {
     if (w->len + more + 1 > w->cap) {
-        size_t cap = w->cap * 2;
-        char *bigger;
-        while (cap < w->len + more + 1) {
-            cap *= 2;
-        }
-        bigger = apr_palloc(w->pool, cap);
-        memcpy(bigger, w->buf, w->len);
-        w->buf = bigger;
-        w->cap = cap;
+        grow(w, more);
     }
 }
 
@@ -90,14 +95,24 @@ void jr_jw_arr_end(jr_jw_t *w)
     close_(w, ']');
 }
 
+/* 1 for the bytes a JSON string must escape (and NUL, the end). */
+static const unsigned char escape_me[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+};
+
 static void put_string(jr_jw_t *w, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s, *run = p;
     putc1(w, '"');
-    for (; *p; ++p) {
-        if (*p >= 0x20 && *p != '"' && *p != '\\') {
-            continue; /* bytes >= 0x80 are UTF-8, validated when the data came in */
+    for (;; ++p) {
+        while (!escape_me[*p]) {
+            ++p; /* bytes >= 0x80 are UTF-8, validated when the data came in */
+        }
+        if (!*p) {
+            break;
         }
         put(w, (const char *)run, (size_t)(p - run));
         switch (*p) {

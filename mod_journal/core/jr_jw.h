@@ -8,7 +8,7 @@
 
 #define JR_JW_DEPTH 32
 
-typedef struct {
+typedef struct jr_jw {
     apr_pool_t *pool;
     char *buf;
     size_t len, cap;

@@ -2,6 +2,7 @@
 #ifndef JR_OPS_H
 #define JR_OPS_H
 
+#include "jr_files.h"
 #include "jr_router.h"
 
 /* jr_health.c */
@@ -55,10 +56,50 @@ jr_op_fn jr_op_settings_get;
 jr_op_fn jr_op_settings_put;
 jr_op_fn jr_op_public_settings;
 
+/* jr_students.c */
+jr_op_fn jr_op_students_list;
+jr_op_fn jr_op_students_get;
+jr_op_fn jr_op_students_create;
+jr_op_fn jr_op_students_update;
+jr_op_fn jr_op_students_delete;
+
+/* jr_modules.c */
+jr_op_fn jr_op_modules_list;
+jr_op_fn jr_op_modules_get;
+jr_op_fn jr_op_modules_create;
+jr_op_fn jr_op_modules_update;
+jr_op_fn jr_op_modules_delete;
+jr_op_fn jr_op_modules_restore;
+
+/* jr_entries.c */
+jr_op_fn jr_op_entries_list;
+jr_op_fn jr_op_entries_get;
+jr_op_fn jr_op_entries_create;
+jr_op_fn jr_op_entries_update;
+jr_op_fn jr_op_entries_delete;
+jr_op_fn jr_op_entries_recheck;
+
+/* jr_trash.c */
+jr_op_fn jr_op_trash_list;
+jr_op_fn jr_op_trash_restore;
+jr_op_fn jr_op_trash_purge;
+/* Purges what has been in the trash longer than trash_retention_days; the number purged,
+ * or -1 on a database error. For the periodic task. */
+int jr_trash_purge_expired(jr_ctx_t *ctx);
+
 /* jr_v1.c */
 jr_op_fn jr_op_v1_me;
 
 /* Shared helpers. */
+
+/* 1 when module id exists and is not deleted (its name in *name), 0 when not, -1 on error. */
+int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name);
+
+/* The key a student name is matched by: trimmed, lower-case (ASCII). */
+const char *jr_student_key(apr_pool_t *p, const char *name);
+
+/* A LIKE pattern (with ESCAPE '\\') that finds term anywhere; its wildcards match themselves. */
+const char *jr_like_pattern(apr_pool_t *p, const char *term);
 
 /* An API key's record (never the secret). NULL when absent. */
 json_t *jr_key_load(jr_ctx_t *ctx, long long id);

@@ -178,7 +178,7 @@ apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *
     const json_t *in = NULL;
     int has_body = body && len > 0;
 
-    if (route->body != JR_BODY_NONE) {
+    if (route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) {
         if (has_body) {
             const char *err = NULL;
             json_t *j;

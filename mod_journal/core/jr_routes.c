@@ -44,6 +44,41 @@ const jr_route_t jr_routes_admin[] = {
 
     {"GET", "/api/audit", jr_op_audit_list, SESSION, JR_BODY_NONE, ADMIN},
 
+    {"GET", "/api/students", jr_op_students_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/students", jr_op_students_create, SESSION, JR_BODY_JSON, 0},
+    {"GET", "/api/students/:id", jr_op_students_get, SESSION, JR_BODY_NONE, 0},
+    {"PUT", "/api/students/:id", jr_op_students_update, SESSION, JR_BODY_JSON, 0},
+    {"DELETE", "/api/students/:id", jr_op_students_delete, SESSION, JR_BODY_NONE, 0},
+
+    {"GET", "/api/modules", jr_op_modules_list, NONE, JR_BODY_NONE, 0},
+    {"POST", "/api/modules", jr_op_modules_create, SESSION, JR_BODY_JSON, ADMIN},
+    {"GET", "/api/modules/:id", jr_op_modules_get, NONE, JR_BODY_NONE, 0},
+    {"PUT", "/api/modules/:id", jr_op_modules_update, SESSION, JR_BODY_JSON, ADMIN},
+    {"DELETE", "/api/modules/:id", jr_op_modules_delete, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/modules/:id/restore", jr_op_modules_restore, SESSION, JR_BODY_NONE, ADMIN},
+
+    {"GET", "/api/entries", jr_op_entries_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/entries", jr_op_entries_create, SESSION, JR_BODY_JSON, 0},
+    {"GET", "/api/entries/:id", jr_op_entries_get, SESSION, JR_BODY_NONE, 0},
+    {"PUT", "/api/entries/:id", jr_op_entries_update, SESSION, JR_BODY_JSON, 0},
+    {"DELETE", "/api/entries/:id", jr_op_entries_delete, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/entries/:id/ai/recheck", jr_op_entries_recheck, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/entries/:id/files", jr_op_files_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/entries/:id/files", jr_op_files_upload, SESSION, JR_BODY_UPLOAD, 0},
+    {"GET", "/api/entries/:id/files/:fileId", jr_op_files_download, SESSION, JR_BODY_NONE, 0},
+    {"DELETE", "/api/entries/:id/files/:fileId", jr_op_files_delete, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/entries/:id/photo", jr_op_photo_get, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/entries/:id/photo", jr_op_photo_upload, SESSION, JR_BODY_UPLOAD, 0},
+    {"DELETE", "/api/entries/:id/photo", jr_op_photo_delete, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/entries/:id/photo/original", jr_op_photo_original, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/groups/:id/photo", jr_op_cover_get, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/groups/:id/photo", jr_op_cover_upload, SESSION, JR_BODY_UPLOAD, ADMIN},
+    {"DELETE", "/api/groups/:id/photo", jr_op_cover_delete, SESSION, JR_BODY_NONE, ADMIN},
+
+    {"GET", "/api/trash", jr_op_trash_list, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/trash/~type/:id/restore", jr_op_trash_restore, SESSION, JR_BODY_NONE, ADMIN},
+    {"DELETE", "/api/trash/~type/:id", jr_op_trash_purge, SESSION, JR_BODY_NONE, ADMIN},
+
     {"GET", "/api/settings", jr_op_settings_get, SESSION, JR_BODY_NONE, ADMIN},
     {"PUT", "/api/settings", jr_op_settings_put, SESSION, JR_BODY_JSON, ADMIN},
     {"GET", "/api/public-settings", jr_op_public_settings, NONE, JR_BODY_NONE, 0},
@@ -58,6 +93,16 @@ const jr_route_t jr_routes_v1[] = {
     {"GET", "/api/v1/me", jr_op_v1_me, KEY, JR_BODY_NONE, 0},
     {"GET", "/api/v1/branches", jr_op_branches_list, KEY, JR_BODY_NONE, 0},
     {"GET", "/api/v1/groups", jr_op_groups_list, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/students", jr_op_students_list, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/modules", jr_op_modules_list, KEY, JR_BODY_NONE, 0},
+
+    {"GET", "/api/v1/entries", jr_op_entries_list, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/entries/:id", jr_op_entries_get, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/entries", jr_op_entries_create, KEY, JR_BODY_JSON, 0},
+    {"PUT", "/api/v1/entries/:id", jr_op_entries_update, KEY, JR_BODY_JSON, 0},
+    {"DELETE", "/api/v1/entries/:id", jr_op_entries_delete, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/entries/:id/ai/recheck", jr_op_entries_recheck, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/entries/:id/files", jr_op_files_list, KEY, JR_BODY_NONE, 0},
 
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };

@@ -46,6 +46,7 @@ static const setting_def_t defs[] = {
     {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
     {"time_format", S_TEXT, "24h", 0, 3, "24h|12h", NULL, 1},
     {"lesson_ai_enabled", S_TFTEXT, "false", 0, 0, NULL, NULL, 0},
+    {"entry_ai_enabled", S_TFTEXT, "true", 0, 0, NULL, NULL, 0},
     {"lesson_ai_prompt", S_TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0},
     {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
     {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},

@@ -45,5 +45,11 @@ extern const jr_stmt_def_t jr_stmts_keyauth[];
 extern const jr_stmt_def_t jr_stmts_keys[];
 extern const jr_stmt_def_t jr_stmts_audit[];
 extern const jr_stmt_def_t jr_stmts_settings[];
+extern const jr_stmt_def_t jr_stmts_files[];
+extern const jr_stmt_def_t jr_stmts_photos[];
+extern const jr_stmt_def_t jr_stmts_students[];
+extern const jr_stmt_def_t jr_stmts_modules[];
+extern const jr_stmt_def_t jr_stmts_entries[];
+extern const jr_stmt_def_t jr_stmts_trash[];
 
 #endif

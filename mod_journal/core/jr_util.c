@@ -201,6 +201,36 @@ char *jr_url_decode(apr_pool_t *p, const char *s, int form)
     return out;
 }
 
+char *jr_url_encode(apr_pool_t *p, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = apr_palloc(p, strlen(s) * 3 + 1), *o = out;
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (isalnum(c) || strchr("-._~", c)) {
+            *o++ = (char)c;
+        } else {
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+char *jr_ascii_filename(apr_pool_t *p, const char *s)
+{
+    char *out = apr_pstrdup(p, s), *o;
+    for (o = out; *o; ++o) {
+        unsigned char c = (unsigned char)*o;
+        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+            *o = '_';
+        }
+    }
+    return out;
+}
+
 apr_table_t *jr_parse_query(apr_pool_t *p, const char *query, const char **err)
 {
     apr_table_t *t = apr_table_make(p, 8);

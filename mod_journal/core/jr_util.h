@@ -41,6 +41,13 @@ char *jr_url_decode(apr_pool_t *p, const char *s, int form);
  * Returns NULL and sets *err on a bad escape. */
 apr_table_t *jr_parse_query(apr_pool_t *p, const char *query, const char **err);
 
+/* Percent-encodes everything but unreserved characters (RFC 3986), e.g. for filename*=. */
+char *jr_url_encode(apr_pool_t *p, const char *s);
+
+/* An ASCII-only stand-in for a file name in a quoted header parameter: quotes, backslashes,
+ * control and non-ASCII characters become '_'. */
+char *jr_ascii_filename(apr_pool_t *p, const char *s);
+
 /* Parses a duration such as "3600", "90s", "30m", "12h", "7d" into seconds. 0 on success. */
 int jr_parse_duration(const char *s, long long *seconds);
 

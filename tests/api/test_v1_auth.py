@@ -67,7 +67,7 @@ def test_no_key_is_401(server, path):
     single_json_error(server.api("GET", path, headers={"Authorization": "Bearer "}, ip=ip), 401)
 
 
-@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/v1", "/api/v1/entries/1/files",
+@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/v1", "/api/v1/entries/1/nope",
                                   "/api/v1/branches/1/nope"])
 def test_unknown_v1_path_needs_a_key(server, path):
     ip = new_ip()

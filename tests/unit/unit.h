@@ -14,6 +14,11 @@ Suite *suite_ops_users(void); /* test_ops_users.c: users, tutors' scope, session
 Suite *suite_time(void);      /* test_time.c: jr_time.h */
 Suite *suite_keys(void);      /* test_keys.c: jr_keys.h, the key format */
 Suite *suite_counters(void);  /* test_counters.c: jr_counters.h, the shared-memory store */
+Suite *suite_multipart(void); /* test_multipart.c: jr_multipart.h */
+Suite *suite_storage(void);   /* test_storage.c: jr_storage.h, jr_magic.h, files and photos */
+
+/* Removes a directory tree (test_storage.c). */
+void unit_rm_rf(const char *path);
 
 /* The operation suites share a fixture: see ops_fixture.h. */
 

@@ -32,6 +32,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_time());
     srunner_add_suite(sr, suite_keys());
     srunner_add_suite(sr, suite_counters());
+    srunner_add_suite(sr, suite_multipart());
+    srunner_add_suite(sr, suite_storage());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

@@ -1,0 +1,483 @@
+/* Journal entries (spec 2.3): both interfaces share these operations. An entry's
+ * student_name is free text; it links to a student of the entry's group whose name matches
+ * (trimmed, case-insensitive), so the roster can grow after the journal. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_entries.h"
+#include "jr_json.h"
+#include "jr_jw.h"
+#include "jr_ops.h"
+#include "jr_settings.h"
+#include "jr_stmts.h"
+#include "jr_time.h"
+#include "jr_util.h"
+
+#define ENTRY_COLS                                                                          \
+    "e.id, e.student_name, e.student_id, e.group_id, e.branch_id, e.description,"           \
+    " e.module_id, m.name AS module_name, e.ai_status, e.created_at, e.updated_at,"         \
+    " e.created_by, e.created_by_key, e.files_count, e.has_photo"
+#define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
+/* Filters: group, branch, module, student id, student name, from, to, search (x2). */
+#define ENTRY_FILTER(LIKE)                                                                  \
+    " WHERE e.deleted_at IS NULL"                                                           \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.group_id = CAST(%s AS BIGINT))"                  \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.branch_id = CAST(%s AS BIGINT))"                 \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.module_id = CAST(%s AS BIGINT))"                 \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.student_id = CAST(%s AS BIGINT))"                \
+    " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = %s)"                         \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                 \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                  \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"              \
+    " OR e.description " LIKE " %s ESCAPE '\\') AND "
+#define ENTRY_PAGE " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+
+const jr_stmt_def_t jr_stmts_entries[] = {
+    /* The hot path: no filter but the caller's branches, the total from entry_counts. */
+    JR_SCOPED("entries_list_plain",
+              "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.deleted_at IS NULL AND ", "e.branch_id",
+              ENTRY_PAGE),
+    JR_SCOPED("entries_total_plain", "SELECT COALESCE(SUM(live), 0) AS n FROM entry_counts WHERE ",
+              "branch_id", ""),
+    {"entries_list",
+     "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id") ENTRY_PAGE,
+     "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id") ENTRY_PAGE},
+    {"entries_count",
+     "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),
+     "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id")},
+    {"entry_get", "SELECT " ENTRY_COLS ", e.deleted_at" ENTRY_FROM " WHERE e.id = " JR_INT, NULL},
+    {"entry_scope",
+     "SELECT branch_id, group_id, deleted_at FROM entries WHERE id = " JR_INT, NULL},
+    {"group_scope",
+     "SELECT branch_id, deleted_at FROM study_groups WHERE id = " JR_INT, NULL},
+    {"entry_insert",
+     "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"
+     " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"
+     " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT ", "
+     JR_INT ") RETURNING id",
+     NULL},
+    {"entry_update",
+     "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","
+     " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"
+     " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL",
+     NULL},
+    {"entry_soft_delete",
+     "UPDATE entries SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
+     " WHERE id = " JR_INT " AND deleted_at IS NULL",
+     NULL},
+    {"entry_set_ai_status", "UPDATE entries SET ai_status = %s WHERE id = " JR_INT, NULL},
+    /* One open check per record (partial unique index): an open one is left as it is. */
+    {"ai_job_open",
+     "INSERT INTO ai_jobs (entity_type, entity_id, branch_id, status, attempts, created_at,"
+     " updated_at) VALUES (%s, " JR_INT ", " JR_INT ", 'pending', 0, %s, %s)"
+     " ON CONFLICT (entity_type, entity_id) WHERE status IN ('pending', 'processing')"
+     " DO NOTHING",
+     NULL},
+    {"entries_move_branch",
+     "UPDATE entries SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+#define DESCRIPTION_MAX 20000
+
+static const jr_field_t create_fields[] = {
+    {.name = "student_name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
+    {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
+    {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
+    {.name = "module_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "student_name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
+    {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
+    {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
+    {.name = "module_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
+    {NULL},
+};
+
+int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id)
+{
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, ctx->pool, "entry_scope", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+        APR_SUCCESS) {
+        return -1;
+    }
+    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return 0;
+    }
+    if (branch_id) {
+        *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    }
+    if (group_id) {
+        *group_id = jr_rows_int(rows, 0, "group_id", 0);
+    }
+    return 1;
+}
+
+int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
+{
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, ctx->pool, "group_scope", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+        APR_SUCCESS) {
+        return -1;
+    }
+    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return 0;
+    }
+    if (branch_id) {
+        *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    }
+    return 1;
+}
+
+apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char *what)
+{
+    return rc < 0 ? jr_fail(res, ctx->pool, 503, "database unavailable")
+                  : jr_fail(res, ctx->pool, 404, "%s not found", what);
+}
+
+/* Column indexes of an entry row, resolved once per result. */
+typedef struct {
+    int id, student_name, student_id, group_id, branch_id, description, module_id, module_name,
+        ai_status, files_count, has_photo, created_at, updated_at, created_by, created_by_key;
+} entry_cols_t;
+
+static void entry_cols(const jr_rows_t *r, entry_cols_t *c)
+{
+#define COL(f) c->f = jr_rows_col(r, #f)
+    COL(id);
+    COL(student_name);
+    COL(student_id);
+    COL(group_id);
+    COL(branch_id);
+    COL(description);
+    COL(module_id);
+    COL(module_name);
+    COL(ai_status);
+    COL(files_count);
+    COL(has_photo);
+    COL(created_at);
+    COL(updated_at);
+    COL(created_by);
+    COL(created_by_key);
+#undef COL
+}
+
+static void entry_write(jr_jw_t *w, const jr_rows_t *r, int i, const entry_cols_t *c)
+{
+    const char *photo = JR_CELL(r, i, c->has_photo);
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", JR_CELL(r, i, c->id));
+    jr_jw_kstr(w, "student_name", JR_CELL(r, i, c->student_name));
+    jr_jw_kint_text(w, "student_id", JR_CELL(r, i, c->student_id));
+    jr_jw_kint_text(w, "group_id", JR_CELL(r, i, c->group_id));
+    jr_jw_kint_text(w, "branch_id", JR_CELL(r, i, c->branch_id));
+    jr_jw_kstr(w, "description", JR_CELL(r, i, c->description));
+    jr_jw_kint_text(w, "module_id", JR_CELL(r, i, c->module_id));
+    jr_jw_kstr(w, "module_name", JR_CELL(r, i, c->module_name));
+    jr_jw_kstr(w, "ai_status", JR_CELL(r, i, c->ai_status));
+    jr_jw_kint_text(w, "files_count", JR_CELL(r, i, c->files_count));
+    jr_jw_kbool(w, "has_photo", photo && strcmp(photo, "0") != 0);
+    jr_jw_kstr(w, "created_at", JR_CELL(r, i, c->created_at));
+    jr_jw_kstr(w, "updated_at", JR_CELL(r, i, c->updated_at));
+    jr_jw_kint_text(w, "created_by", JR_CELL(r, i, c->created_by));
+    jr_jw_kint_text(w, "created_by_key", JR_CELL(r, i, c->created_by_key));
+    jr_jw_obj_end(w);
+}
+
+static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+{
+    entry_cols_t cols;
+    jr_rows_t *rows;
+    jr_jw_t w;
+    size_t len;
+    const char *body;
+    if (jr_db_select(ctx->db, ctx->pool, "entry_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+        APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, ctx->pool, 404, "entry not found");
+    }
+    jr_jw_init(&w, ctx->pool, 1024);
+    entry_cols(rows, &cols);
+    entry_write(&w, rows, 0, &cols);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, status, body, len);
+}
+
+/* A date filter's bound: the start of the day (from) or of the next day (to), in the
+ * configured time zone. 0 on success, -1 with a 400 in res. */
+static int date_bound(jr_ctx_t *ctx, jr_result_t *res, const char *name, int upper,
+                      const char **out)
+{
+    const char *v = apr_table_get(ctx->query, name), *start, *end;
+    *out = NULL;
+    if (!v || !*v) {
+        return 0;
+    }
+    if (jr_tz_day_bounds(ctx->pool, jr_setting_timezone(ctx), v, &start, &end) != 0) {
+        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        return -1;
+    }
+    *out = upper ? end : start;
+    return 0;
+}
+
+apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long limit, offset, group, branch, module, student;
+    const char *g, *b, *m, *s, *name = apr_table_get(ctx->query, "student");
+    const char *q = apr_table_get(ctx->query, "search"), *pat = NULL, *from, *to;
+    const char *scope = ctx->who.branch_json;
+    jr_rows_t *rows, *count;
+    entry_cols_t cols;
+    jr_jw_t w;
+    int i;
+
+    if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
+        (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
+        (module = jr_query_id(ctx, res, "module_id")) < 0 ||
+        (student = jr_query_id(ctx, res, "student_id")) < 0 ||
+        date_bound(ctx, res, "date_from", 0, &from) != 0 ||
+        date_bound(ctx, res, "date_to", 1, &to) != 0 ||
+        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        return APR_SUCCESS;
+    }
+    g = group ? jr_i64(p, group) : NULL;
+    b = branch ? jr_i64(p, branch) : NULL;
+    m = module ? jr_i64(p, module) : NULL;
+    s = student ? jr_i64(p, student) : NULL;
+    name = name && *name ? jr_ascii_lower(p, jr_trim(p, name)) : NULL;
+    if (q && *q) {
+        pat = jr_like_pattern(p, jr_trim(p, q));
+    }
+#define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
+    if (!g && !b && !m && !s && !name && !from && !to && !pat) {
+        if (jr_db_select(ctx->db, p, "entries_list_plain", &rows,
+                         JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
+                APR_SUCCESS ||
+            jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope)) !=
+                APR_SUCCESS) {
+            return jr_fail(res, p, 503, "database unavailable");
+        }
+    } else if (jr_db_select(ctx->db, p, "entries_list", &rows,
+                            JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset))) !=
+                   APR_SUCCESS ||
+               jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS)) !=
+                   APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+#undef ENTRY_ARGS
+    jr_jw_init(&w, p, 512 * (size_t)(rows->nrows + 1));
+    jr_jw_list_begin(ctx, &w);
+    entry_cols(rows, &cols);
+    for (i = 0; i < rows->nrows; ++i) {
+        entry_write(&w, rows, i, &cols);
+    }
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
+}
+
+/* The AI check of an entry: status pending and an open job, when checks are on. */
+static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p);
+    if (jr_db_exec(ctx->db, p, "entry_set_ai_status", NULL, JR_ARGS("pending", jr_i64(p, id))) !=
+        APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
+                      JR_ARGS("entry", jr_i64(p, id), jr_i64(p, branch), now, now));
+}
+
+/* The validated values of a create or update: every check against the database. */
+typedef struct {
+    const char *student_name;
+    long long student_id, group_id, branch_id, module_id;
+    const char *description;
+} entry_input_t;
+
+static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    int rc;
+    if ((rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
+        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
+               : jr_fail(res, p, 400, "group_id: group %lld does not exist", e->group_id);
+        return -1;
+    }
+    if (e->module_id && (rc = jr_module_exists(ctx, e->module_id, NULL)) != 1) {
+        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
+               : jr_fail(res, p, 400, "module_id: module %lld does not exist", e->module_id);
+        return -1;
+    }
+    if (jr_db_select(ctx->db, p, "student_match", &rows,
+                     JR_ARGS(jr_i64(p, e->group_id), jr_student_key(p, e->student_name))) !=
+        APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return -1;
+    }
+    e->student_id = rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
+    return 0;
+}
+
+static const char *opt_id(apr_pool_t *p, long long id)
+{
+    return id ? jr_i64(p, id) : NULL;
+}
+
+static int checks_on(jr_ctx_t *ctx)
+{
+    return jr_setting_on(ctx, "entry_ai_enabled");
+}
+
+apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    entry_input_t e;
+    jr_rows_t *rows;
+    long long id;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    memset(&e, 0, sizeof(e));
+    e.student_name = jr_json_trimmed(p, in, "student_name");
+    e.group_id = jr_json_int(in, "group_id", 0);
+    e.module_id = jr_json_int(in, "module_id", 0);
+    e.description = jr_json_str(in, "description", "");
+    if (check_entry(ctx, res, &e) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "entry_insert", &rows,
+                     JR_ARGS(e.student_name, opt_id(p, e.student_id), jr_i64(p, e.group_id),
+                             jr_i64(p, e.branch_id), e.description, opt_id(p, e.module_id), NULL,
+                             now, now, opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id))) !=
+            APR_SUCCESS ||
+        rows->nrows != 1 ||
+        (checks_on(ctx) &&
+         queue_check(ctx, jr_rows_int(rows, 0, "id", 0), e.branch_id) != APR_SUCCESS) ||
+        jr_audit(ctx, "create", "entry", (id = jr_rows_int(rows, 0, "id", 0)),
+                 jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_entry(ctx, res, 201, id);
+}
+
+apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    json_t *mod = json_object_get(in, "module_id");
+    entry_input_t e;
+    jr_rows_t *rows;
+    int changed_text;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (jr_db_select(ctx->db, p, "entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, p, 404, "entry not found");
+    }
+    memset(&e, 0, sizeof(e));
+    e.student_name = jr_json_trimmed(p, in, "student_name");
+    e.student_name = e.student_name ? e.student_name : jr_rows_get(rows, 0, "student_name");
+    e.group_id = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
+    e.module_id = mod ? (json_is_null(mod) ? 0 : json_integer_value(mod))
+                      : jr_rows_int(rows, 0, "module_id", 0);
+    e.description = json_object_get(in, "description") ? jr_json_str(in, "description", "")
+                                                      : jr_rows_get(rows, 0, "description");
+    if (check_entry(ctx, res, &e) != 0) {
+        return APR_SUCCESS;
+    }
+    changed_text = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0;
+    status = jr_rows_get(rows, 0, "ai_status");
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "entry_update", NULL,
+                   JR_ARGS(e.student_name, opt_id(p, e.student_id), jr_i64(p, e.group_id),
+                           jr_i64(p, e.branch_id), e.description, opt_id(p, e.module_id), status,
+                           jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
+        (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_entry(ctx, res, 200, id);
+}
+
+apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *now = jr_now_iso(p);
+    int n = 0, rc;
+
+    if ((rc = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
+        return jr_not_visible(ctx, res, rc, "entry");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "entry_soft_delete", &n,
+                   JR_ARGS(now, opt_id(p, ctx->who.user_id), now, jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        (n == 1 && jr_audit(ctx, "delete", "entry", id, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n != 1) {
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "entry not found");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}
+
+apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), branch = 0;
+    int rc;
+    if ((rc = jr_entry_visible(ctx, id, &branch, NULL)) != 1) {
+        return jr_not_visible(ctx, res, rc, "entry");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (queue_check(ctx, id, branch) != APR_SUCCESS ||
+        jr_audit(ctx, "recheck", "entry", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}

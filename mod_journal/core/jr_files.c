@@ -1,0 +1,368 @@
+/* Files of journal entries: upload (raw body or multipart), list, download, delete. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_entries.h"
+#include "jr_files.h"
+#include "jr_json.h"
+#include "jr_log.h"
+#include "jr_magic.h"
+#include "jr_multipart.h"
+#include "jr_stmts.h"
+#include "jr_storage.h"
+#include "jr_util.h"
+
+#define FILE_COLS "id, entry_id, name, size, content_type, sha256, created_at"
+
+const jr_stmt_def_t jr_stmts_files[] = {
+    {"files_list",
+     "SELECT " FILE_COLS " FROM entry_files WHERE entry_id = " JR_INT " ORDER BY id LIMIT " JR_INT
+     " OFFSET " JR_INT,
+     NULL},
+    {"files_count", "SELECT COUNT(*) AS n FROM entry_files WHERE entry_id = " JR_INT, NULL},
+    {"file_get",
+     "SELECT " FILE_COLS ", stored_name FROM entry_files WHERE id = " JR_INT
+     " AND entry_id = " JR_INT,
+     NULL},
+    {"file_insert",
+     "INSERT INTO entry_files (entry_id, name, stored_name, size, content_type, sha256,"
+     " created_at, created_by) VALUES (" JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
+     ") RETURNING id",
+     NULL},
+    {"file_delete", "DELETE FROM entry_files WHERE id = " JR_INT " AND entry_id = " JR_INT, NULL},
+    {"files_delete_entry",
+     "DELETE FROM entry_files WHERE entry_id = " JR_INT " RETURNING stored_name", NULL},
+    {NULL, NULL, NULL},
+};
+
+/* ---- the incoming upload ------------------------------------------------ */
+
+/* The part after the last '/' or '\'. */
+static const char *base_name(const char *s)
+{
+    const char *c, *base = s;
+    for (c = s; *c; ++c) {
+        if (*c == '/' || *c == '\\') {
+            base = c + 1;
+        }
+    }
+    return base;
+}
+
+/* Checks a client's file name: NULL when fine, else the message. */
+static const char *check_name(apr_pool_t *p, const char *raw, const char **name)
+{
+    const unsigned char *c;
+    json_t *probe;
+    *name = jr_trim(p, base_name(raw));
+    if (!**name || jr_utf8_len(*name) > JR_FILE_NAME_MAX) {
+        return "name must be 1 to 255 characters (without any directory part)";
+    }
+    if (!(probe = json_string(*name))) { /* jansson validates UTF-8 */
+        return "name must be valid UTF-8";
+    }
+    json_decref(probe);
+    for (c = (const unsigned char *)*name; *c; ++c) {
+        if (*c < 0x20 || *c == 0x7f || (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)) {
+            return "name must not contain control characters";
+        }
+    }
+    return NULL;
+}
+
+/* The name of an upload: the multipart filename, X-File-Name (percent-encoded UTF-8) or
+ * ?name=. 0, or -1 with res filled. */
+static int incoming_name(jr_ctx_t *ctx, jr_result_t *res, const char *part_name, jr_incoming_t *in)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *raw = part_name, *msg;
+    if (!raw && ctx->upload->filename) {
+        if (!(raw = jr_url_decode(p, ctx->upload->filename, 0))) {
+            jr_fail(res, p, 400, "X-File-Name: invalid percent-encoding");
+            return -1;
+        }
+    }
+    if (!raw && ctx->query) {
+        raw = apr_table_get(ctx->query, "name");
+    }
+    if (!raw) {
+        jr_fail(res, p, 400, "name is required (X-File-Name header or ?name=)");
+        return -1;
+    }
+    if ((msg = check_name(p, raw, &in->name)) != NULL) {
+        jr_fail(res, p, 400, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incoming_t *in)
+{
+    apr_pool_t *p = ctx->pool;
+    const jr_upload_t *up = ctx->upload;
+    const char *part_name = NULL;
+
+    memset(in, 0, sizeof(*in));
+    if (!up || !up->path) {
+        jr_fail(res, p, 400, "file is required");
+        return -1;
+    }
+    if (jr_mp_is_form_data(up->content_type)) {
+        const char *boundary = jr_mp_boundary(p, up->content_type);
+        jr_mp_part_t part;
+        jr_mp_status_e rc = boundary ? jr_mp_extract(&part, p, up->path, boundary, JR_FILES_FIELD,
+                                                     ctx->cfg->data_dir, 0)
+                                     : JR_MP_MALFORMED;
+        if (rc == JR_MP_MALFORMED) {
+            jr_fail(res, p, 400, "malformed multipart body");
+            return -1;
+        }
+        if (rc == JR_MP_NO_FIELD) {
+            jr_fail(res, p, 400, "file is required (multipart field '%s')", JR_FILES_FIELD);
+            return -1;
+        }
+        if (rc != JR_MP_OK) {
+            jr_log(JR_LOG_ERR, 0, "JR05010: cannot extract a multipart upload under %s/tmp",
+                   ctx->cfg->data_dir);
+            jr_fail(res, p, 500, "the upload could not be read");
+            return -1;
+        }
+        in->path = part.path;
+        in->size = part.size;
+        part_name = part.filename;
+    } else {
+        in->path = up->path;
+        in->size = up->size;
+    }
+    if (want_name && incoming_name(ctx, res, part_name, in) != 0) {
+        return -1;
+    }
+    if (in->size <= 0) {
+        jr_fail(res, p, 400, "file is empty");
+        return -1;
+    }
+    if (ctx->cfg->upload_max > 0 && in->size > ctx->cfg->upload_max) {
+        jr_fail(res, p, 413, "file exceeds the limit of %lld bytes", ctx->cfg->upload_max);
+        return -1;
+    }
+    if (jr_magic_file(&in->type, p, in->path) != APR_SUCCESS) {
+        jr_fail(res, p, 500, "the file type could not be determined");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static json_t *file_json(const jr_rows_t *r, int i)
+{
+    return json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s}", "id",
+                     (json_int_t)jr_rows_int(r, i, "id", 0), "entry_id",
+                     (json_int_t)jr_rows_int(r, i, "entry_id", 0), "name",
+                     jr_rows_get(r, i, "name"), "size", (json_int_t)jr_rows_int(r, i, "size", 0),
+                     "content_type", jr_rows_get(r, i, "content_type"), "sha256",
+                     jr_rows_get(r, i, "sha256"), "created_at", jr_rows_get(r, i, "created_at"));
+}
+
+/* The entry of the path if the caller may see it: 1, or 0 with the answer in res. */
+static int entry_ok(jr_ctx_t *ctx, jr_result_t *res, long long id)
+{
+    int rc = jr_entry_visible(ctx, id, NULL, NULL);
+    if (rc != 1) {
+        jr_not_visible(ctx, res, rc, "entry");
+        return 0;
+    }
+    return 1;
+}
+
+/* The file row of the path (it must belong to the entry): the row, or NULL with res filled. */
+static jr_rows_t *file_row(jr_ctx_t *ctx, jr_result_t *res, long long entry_id)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, p, "file_get", &rows,
+                     JR_ARGS(jr_i64(p, jr_param_id(ctx, "fileId")), jr_i64(p, entry_id))) !=
+        APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return NULL;
+    }
+    if (rows->nrows != 1) {
+        jr_fail(res, p, 404, "file not found");
+        return NULL;
+    }
+    return rows;
+}
+
+apr_status_t jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), limit, offset;
+    const char *eid = jr_i64(p, id);
+    jr_rows_t *rows, *count;
+    json_t *items;
+    int i;
+
+    if (jr_list_params(ctx, res, &limit, &offset) != 0 || !entry_ok(ctx, res, id)) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "files_list", &rows,
+                     JR_ARGS(eid, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "files_count", &count, JR_ARGS(eid)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    items = json_array();
+    for (i = 0; i < rows->nrows; ++i) {
+        json_array_append_new(items, file_json(rows, i));
+    }
+    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+/* Undoes a store after the database refused the row. */
+static void drop_stored(jr_ctx_t *ctx, const char *stored_name)
+{
+    apr_status_t rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, stored_name);
+    if (rv != APR_SUCCESS) {
+        jr_log(JR_LOG_WARN, rv, "JR05011: cannot remove the stored file %s", stored_name);
+    }
+}
+
+apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), fid = 0;
+    const char *now = jr_now_iso(p);
+    jr_incoming_t up;
+    jr_stored_t st;
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int vis;
+
+    if (!entry_ok(ctx, res, id) || jr_files_incoming(ctx, res, 1, &up) != 0) {
+        return APR_SUCCESS;
+    }
+    if (!jr_magic_type_in(up.type, ctx->cfg->upload_types)) {
+        return jr_fail(res, p, 415, "file type %s is not allowed (allowed: %s)", up.type,
+                       ctx->cfg->upload_types ? ctx->cfg->upload_types : "none");
+    }
+    if ((rv = jr_storage_store(&st, p, ctx->cfg->data_dir, JR_STORAGE_FILES, up.path)) !=
+        APR_SUCCESS) {
+        jr_log(JR_LOG_ERR, rv, "JR05012: cannot store an upload under %s", ctx->cfg->data_dir);
+        return jr_fail(res, p, 500, "the file could not be stored");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        drop_stored(ctx, st.stored_name);
+        return APR_SUCCESS;
+    }
+    /* Again inside the transaction: the entry may have gone to the trash meanwhile. */
+    if ((vis = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
+        jr_db_rollback(ctx->db);
+        drop_stored(ctx, st.stored_name);
+        return jr_not_visible(ctx, res, vis, "entry");
+    }
+    if (jr_db_select(
+            ctx->db, p, "file_insert", &rows,
+            JR_ARGS(jr_i64(p, id), up.name, st.stored_name, jr_i64(p, st.size), up.type, st.sha256,
+                    now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) != APR_SUCCESS ||
+        rows->nrows != 1 ||
+        jr_audit(ctx, "create", "entry_file", (fid = jr_rows_int(rows, 0, "id", 0)),
+                 jr_json_own(p, json_pack("[s,s,s,s]", "entry_id", "name", "size",
+                                          "content_type"))) != APR_SUCCESS) {
+        jr_tx_fail(ctx, res, NULL);
+        drop_stored(ctx, st.stored_name);
+        return APR_SUCCESS;
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        drop_stored(ctx, st.stored_name);
+        return APR_SUCCESS;
+    }
+    return jr_reply(res, p, 201,
+                    json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s}", "id", (json_int_t)fid,
+                              "entry_id", (json_int_t)id, "name", up.name, "size",
+                              (json_int_t)st.size, "content_type", up.type, "sha256", st.sha256,
+                              "created_at", now));
+}
+
+apr_status_t jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_file_reply_t *f;
+    jr_rows_t *rows;
+    apr_finfo_t fi;
+    const char *path;
+    apr_time_t t;
+
+    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    path = jr_storage_path(p, ctx->cfg->data_dir, jr_rows_get(rows, 0, "stored_name"));
+    if (!path ||
+        apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, p) != APR_SUCCESS ||
+        fi.filetype != APR_REG) {
+        jr_log(JR_LOG_ERR, 0, "JR05013: the stored file of entry file %s is missing",
+               jr_rows_get(rows, 0, "id"));
+        return jr_fail(res, p, 404, "the file is no longer stored");
+    }
+    f = apr_pcalloc(p, sizeof(*f));
+    f->path = path;
+    f->size = fi.size;
+    f->content_type = jr_rows_get(rows, 0, "content_type");
+    f->filename = jr_rows_get(rows, 0, "name");
+    f->attachment = 1;
+    f->etag = jr_rows_get(rows, 0, "sha256");
+    f->mtime = jr_parse_iso_time(jr_rows_get(rows, 0, "created_at"), &t) == 0 ? t : fi.mtime;
+    res->status = 200;
+    res->json = NULL;
+    res->file = f;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *fid;
+    jr_rows_t *rows;
+    int n = 0;
+
+    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    fid = jr_rows_get(rows, 0, "id");
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "file_delete", &n, JR_ARGS(fid, jr_i64(p, id))) != APR_SUCCESS ||
+        (n == 1 && jr_audit(ctx, "delete", "entry_file", jr_rows_int(rows, 0, "id", 0), NULL) !=
+                       APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n != 1) { /* deleted by a concurrent request */
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "file not found");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    drop_stored(ctx, jr_rows_get(rows, 0, "stored_name"));
+    return jr_reply_ok(res, p);
+}
+
+apr_status_t jr_files_purge_entry(jr_ctx_t *ctx, long long entry_id,
+                                  apr_array_header_t *unlink_after)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+
+    /* One statement: a file added meanwhile is either deleted and listed, or kept. */
+    if ((rv = jr_db_select(ctx->db, ctx->pool, "files_delete_entry", &rows,
+                           JR_ARGS(jr_i64(ctx->pool, entry_id)))) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        APR_ARRAY_PUSH(unlink_after, const char *) = jr_rows_get(rows, i, "stored_name");
+    }
+    return jr_photos_purge_owner(ctx, "entry", entry_id, unlink_after);
+}

@@ -1,0 +1,384 @@
+/* Photos: the photo of an entry (role current, and the first one ever uploaded kept as role
+ * original) and the cover photo of a group (role cover). JPEG, PNG and WebP only, sniffed
+ * from the bytes. A replaced file is unlinked only after the transaction committed. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_entries.h"
+#include "jr_files.h"
+#include "jr_json.h"
+#include "jr_log.h"
+#include "jr_magic.h"
+#include "jr_stmts.h"
+#include "jr_storage.h"
+#include "jr_util.h"
+
+#define PHOTO_COLS                                                                                 \
+    "id, owner_type, owner_id, role, stored_name, size, content_type, sha256, created_at"
+
+const jr_stmt_def_t jr_stmts_photos[] = {
+    {"photos_of_owner",
+     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
+     " ORDER BY id",
+     NULL},
+    {"photo_insert",
+     "INSERT INTO photos (owner_type, owner_id, role, stored_name, size, content_type, sha256,"
+     " created_at, created_by) VALUES (%s, " JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
+     ") RETURNING id",
+     NULL},
+    {"photo_replace",
+     "UPDATE photos SET stored_name = %s, size = " JR_INT ", content_type = %s, sha256 = %s,"
+     " created_at = %s, created_by = " JR_INT " WHERE owner_type = %s AND owner_id = " JR_INT
+     " AND role = %s",
+     NULL},
+    /* Inside a write transaction: on PostgreSQL, concurrent changes of one owner's photos
+     * wait here and then read the committed rows, so a replaced file is never lost track of
+     * (SQLite's BEGIN IMMEDIATE serialises writers already). */
+    {"photos_lock_owner",
+     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
+     " ORDER BY id",
+     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
+     " ORDER BY id FOR UPDATE"},
+    {"photos_delete_owner",
+     "DELETE FROM photos WHERE owner_type = %s AND owner_id = " JR_INT " RETURNING stored_name",
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+/* The two kinds of photo owners. */
+typedef struct {
+    const char *owner_type; /* photos.owner_type, also the word of a 404 */
+    const char *role;       /* the role served, replaced and deleted */
+    const char *audit_type;
+    const char *id_key; /* of the record */
+    int keep_original;  /* the first photo is kept as role original as well */
+} kind_t;
+
+static const kind_t entry_photo = {"entry", "current", "entry_photo", "entry_id", 1};
+static const kind_t group_cover = {"group", "cover", "group_cover", "group_id", 0};
+
+static const char *const changed_concurrently =
+    "the photo was changed by another request at the same time, try again";
+
+static int owner_ok(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, long long id)
+{
+    int rc =
+        k == &entry_photo ? jr_entry_visible(ctx, id, NULL, NULL) : jr_group_visible(ctx, id, NULL);
+    if (rc != 1) {
+        jr_not_visible(ctx, res, rc, k->owner_type);
+        return 0;
+    }
+    return 1;
+}
+
+/* The photo rows of an owner; lock: inside the write transaction that changes them. */
+static apr_status_t load(jr_ctx_t *ctx, const kind_t *k, long long id, int lock, jr_rows_t **rows)
+{
+    return jr_db_select(ctx->db, ctx->pool, lock ? "photos_lock_owner" : "photos_of_owner", rows,
+                        JR_ARGS(k->owner_type, jr_i64(ctx->pool, id)));
+}
+
+static int find_role(const jr_rows_t *rows, const char *role)
+{
+    int i;
+    for (i = 0; i < rows->nrows; ++i) {
+        const char *r = jr_rows_get(rows, i, "role");
+        if (r && !strcmp(r, role)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static json_t *photo_json(const kind_t *k, long long id, const char *type, long long size,
+                          const char *sha256, const char *created_at, int has_original)
+{
+    json_t *j =
+        json_pack("{s:I, s:s, s:I, s:s, s:s}", k->id_key, (json_int_t)id, "content_type", type,
+                  "size", (json_int_t)size, "sha256", sha256, "created_at", created_at);
+    if (k->keep_original) {
+        json_object_set_new(j, "has_original", json_boolean(has_original));
+    }
+    return j;
+}
+
+static void drop(jr_ctx_t *ctx, const char *stored_name)
+{
+    apr_status_t rv;
+    if (stored_name &&
+        (rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, stored_name)) != APR_SUCCESS) {
+        jr_log(JR_LOG_WARN, rv, "JR05020: cannot remove the stored file %s", stored_name);
+    }
+}
+
+/* Writes the rows of a stored upload in the open transaction. */
+static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, const jr_rows_t *rows,
+                               const char *type, const jr_stored_t *st, const jr_stored_t *orig,
+                               const char *now)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *oid = jr_i64(p, id), *by = ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL;
+    jr_rows_t *ins;
+    apr_status_t rv;
+    int cur = find_role(rows, k->role);
+
+    if (cur >= 0) {
+        rv = jr_db_exec(ctx->db, p, "photo_replace", NULL,
+                        JR_ARGS(st->stored_name, jr_i64(p, st->size), type, st->sha256, now, by,
+                                k->owner_type, oid, k->role));
+    } else {
+        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+                          JR_ARGS(k->owner_type, oid, k->role, st->stored_name, jr_i64(p, st->size),
+                                  type, st->sha256, now, by));
+    }
+    if (rv == APR_SUCCESS && orig && find_role(rows, "original") < 0) {
+        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+                          JR_ARGS(k->owner_type, oid, "original", orig->stored_name,
+                                  jr_i64(p, orig->size), type, orig->sha256, now, by));
+    }
+    if (rv == APR_SUCCESS) {
+        rv = jr_audit(ctx, cur >= 0 ? "update" : "create", k->audit_type, id,
+                      jr_json_own(p, json_pack("[s,s,s]", "content_type", "size", "sha256")));
+    }
+    return rv;
+}
+
+static apr_status_t upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *now = jr_now_iso(p);
+    jr_stored_t st, orig_copy, *orig = NULL;
+    jr_incoming_t up;
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int vis, cur, had_orig;
+
+    if (!owner_ok(ctx, res, k, id) || jr_files_incoming(ctx, res, 0, &up) != 0) {
+        return APR_SUCCESS;
+    }
+    if (!jr_magic_type_in(up.type, JR_PHOTO_TYPES)) {
+        return jr_fail(res, p, 415, "photo must be a JPEG, PNG or WebP image (the file is %s)",
+                       up.type);
+    }
+    if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if ((rv = jr_storage_store(&st, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS, up.path)) !=
+        APR_SUCCESS) {
+        jr_log(JR_LOG_ERR, rv, "JR05021: cannot store a photo under %s", ctx->cfg->data_dir);
+        return jr_fail(res, p, 500, "the photo could not be stored");
+    }
+    if (k->keep_original && find_role(rows, "original") < 0) {
+        if ((rv = jr_storage_duplicate(&orig_copy, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS,
+                                       &st)) != APR_SUCCESS) {
+            jr_log(JR_LOG_ERR, rv, "JR05022: cannot keep the original of a photo under %s",
+                   ctx->cfg->data_dir);
+            drop(ctx, st.stored_name);
+            return jr_fail(res, p, 500, "the photo could not be stored");
+        }
+        orig = &orig_copy;
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        goto undo;
+    }
+    /* Again inside the transaction: what another request changed meanwhile counts. */
+    if ((vis = owner_ok(ctx, res, k, id)) != 1 || load(ctx, k, id, 1, &rows) != APR_SUCCESS) {
+        if (vis == 1) {
+            jr_tx_fail(ctx, res, NULL);
+        } else {
+            jr_db_rollback(ctx->db);
+        }
+        goto undo;
+    }
+    if (write_rows(ctx, k, id, rows, up.type, &st, orig, now) != APR_SUCCESS) {
+        jr_tx_fail(ctx, res, changed_concurrently);
+        goto undo;
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        goto undo;
+    }
+    cur = find_role(rows, k->role);
+    had_orig = find_role(rows, "original") >= 0;
+    if (cur >= 0) {
+        drop(ctx, jr_rows_get(rows, cur, "stored_name"));
+    }
+    if (orig && had_orig) { /* an original appeared meanwhile: the copy is not needed */
+        drop(ctx, orig->stored_name);
+    }
+    return jr_reply(res, p, cur >= 0 ? 200 : 201,
+                    photo_json(k, id, up.type, st.size, st.sha256, now, had_orig || orig));
+
+undo:
+    drop(ctx, st.stored_name);
+    drop(ctx, orig ? orig->stored_name : NULL);
+    return APR_SUCCESS;
+}
+
+static const char *extension_of(const char *type)
+{
+    if (!strcmp(type, "image/png")) {
+        return "png";
+    }
+    if (!strcmp(type, "image/webp")) {
+        return "webp";
+    }
+    return !strcmp(type, "image/jpeg") ? "jpg" : "bin";
+}
+
+static apr_status_t serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, const char *role)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *path, *type;
+    jr_file_reply_t *f;
+    jr_rows_t *rows;
+    apr_finfo_t fi;
+    apr_time_t t;
+    int i;
+
+    if (!owner_ok(ctx, res, k, id)) {
+        return APR_SUCCESS;
+    }
+    if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if ((i = find_role(rows, role)) < 0) {
+        return jr_fail(res, p, 404, strcmp(role, "original") ? "no photo" : "no original photo");
+    }
+    path = jr_storage_path(p, ctx->cfg->data_dir, jr_rows_get(rows, i, "stored_name"));
+    if (!path ||
+        apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, p) != APR_SUCCESS ||
+        fi.filetype != APR_REG) {
+        jr_log(JR_LOG_ERR, 0, "JR05023: the stored %s photo of %s %lld is missing", role,
+               k->owner_type, id);
+        return jr_fail(res, p, 404, "the photo is no longer stored");
+    }
+    type = jr_rows_get(rows, i, "content_type");
+    f = apr_pcalloc(p, sizeof(*f));
+    f->path = path;
+    f->size = fi.size;
+    f->content_type = type;
+    f->filename = jr_psprintf(p, "%s-%lld%s.%s", k->owner_type, id,
+                              strcmp(role, "original") ? "" : "-original", extension_of(type));
+    f->attachment = 0;
+    f->etag = jr_rows_get(rows, i, "sha256");
+    f->mtime = jr_parse_iso_time(jr_rows_get(rows, i, "created_at"), &t) == 0 ? t : fi.mtime;
+    res->status = 200;
+    res->json = NULL;
+    res->file = f;
+    return APR_SUCCESS;
+}
+
+/* Deletes the rows of an owner in the open transaction; *n is how many there were. */
+static apr_status_t purge(jr_ctx_t *ctx, const char *owner_type, long long owner_id,
+                          apr_array_header_t *unlink_after, int *n)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+
+    *n = 0;
+    if ((rv = jr_db_select(ctx->db, ctx->pool, "photos_delete_owner", &rows,
+                           JR_ARGS(owner_type, jr_i64(ctx->pool, owner_id)))) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        APR_ARRAY_PUSH(unlink_after, const char *) = jr_rows_get(rows, i, "stored_name");
+    }
+    *n = rows->nrows;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_photos_purge_owner(jr_ctx_t *ctx, const char *owner_type, long long owner_id,
+                                   apr_array_header_t *unlink_after)
+{
+    int n;
+    return purge(ctx, owner_type, owner_id, unlink_after, &n);
+}
+
+apr_status_t jr_photos_purge_group(jr_ctx_t *ctx, long long group_id,
+                                   apr_array_header_t *unlink_after)
+{
+    return jr_photos_purge_owner(ctx, "group", group_id, unlink_after);
+}
+
+static apr_status_t remove_all(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    apr_array_header_t *names = apr_array_make(p, 4, sizeof(const char *));
+    jr_rows_t *rows;
+    int n = 0;
+
+    if (!owner_ok(ctx, res, k, id)) {
+        return APR_SUCCESS;
+    }
+    if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows == 0) {
+        return jr_fail(res, p, 404, "no photo");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (purge(ctx, k->owner_type, id, names, &n) != APR_SUCCESS ||
+        (n > 0 && jr_audit(ctx, "delete", k->audit_type, id, NULL) != APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (n == 0) { /* deleted by a concurrent request */
+        jr_db_rollback(ctx->db);
+        return jr_fail(res, p, 404, "no photo");
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    jr_storage_unlink_all(ctx, names);
+    return jr_reply_ok(res, p);
+}
+
+static int admin_only(jr_ctx_t *ctx, jr_result_t *res)
+{
+    if (ctx->who.role != JR_ROLE_ADMIN) {
+        jr_fail(res, ctx->pool, 403, "only admins may change the cover photo of a group");
+        return 0;
+    }
+    return 1;
+}
+
+apr_status_t jr_op_photo_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return upload(ctx, res, &entry_photo);
+}
+
+apr_status_t jr_op_photo_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return serve(ctx, res, &entry_photo, "current");
+}
+
+apr_status_t jr_op_photo_original(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return serve(ctx, res, &entry_photo, "original");
+}
+
+apr_status_t jr_op_photo_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return remove_all(ctx, res, &entry_photo);
+}
+
+apr_status_t jr_op_cover_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return admin_only(ctx, res) ? upload(ctx, res, &group_cover) : APR_SUCCESS;
+}
+
+apr_status_t jr_op_cover_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return serve(ctx, res, &group_cover, "cover");
+}
+
+apr_status_t jr_op_cover_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return admin_only(ctx, res) ? remove_all(ctx, res, &group_cover) : APR_SUCCESS;
+}

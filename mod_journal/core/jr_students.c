@@ -1,0 +1,252 @@
+/* Students: the roster of a group (and so of a branch). */
+#include <apr_strings.h>
+
+#include "jr_entries.h"
+#include "jr_json.h"
+#include "jr_jw.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define STUDENT_COLS \
+    "s.id, s.name, s.group_id, g.branch_id, s.notes, s.created_at, s.updated_at, s.created_by"
+#define STUDENT_FILTER                                                                 \
+    " FROM students s JOIN study_groups g ON g.id = s.group_id"                        \
+    " WHERE g.deleted_at IS NULL"                                                      \
+    " AND (CAST(%s AS BIGINT) IS NULL OR s.group_id = CAST(%s AS BIGINT))"             \
+    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT))"            \
+    " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE %s ESCAPE '\\') AND "
+
+const jr_stmt_def_t jr_stmts_students[] = {
+    JR_SCOPED("students_list", "SELECT " STUDENT_COLS STUDENT_FILTER, "g.branch_id",
+              " ORDER BY s.name_key, s.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("students_count", "SELECT COUNT(*) AS n" STUDENT_FILTER, "g.branch_id", ""),
+    {"student_get",
+     "SELECT " STUDENT_COLS " FROM students s JOIN study_groups g ON g.id = s.group_id"
+     " WHERE s.id = " JR_INT " AND g.deleted_at IS NULL",
+     NULL},
+    {"student_insert",
+     "INSERT INTO students (name, name_key, group_id, notes, created_at, updated_at, created_by)"
+     " VALUES (%s, %s, " JR_INT ", %s, %s, %s, " JR_INT ") RETURNING id",
+     NULL},
+    {"student_update",
+     "UPDATE students SET name = %s, name_key = %s, group_id = " JR_INT ", notes = %s,"
+     " updated_at = %s WHERE id = " JR_INT,
+     NULL},
+    {"student_delete", "DELETE FROM students WHERE id = " JR_INT, NULL},
+    {"student_match",
+     "SELECT id FROM students WHERE group_id = " JR_INT " AND name_key = %s ORDER BY id LIMIT 1",
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+
+static const jr_field_t create_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
+    {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
+    {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
+    {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
+    {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
+    {NULL},
+};
+
+/* The key a student name is matched by: trimmed, lower-case (ASCII). */
+const char *jr_student_key(apr_pool_t *p, const char *name)
+{
+    return jr_ascii_lower(p, jr_trim(p, name));
+}
+
+/* A LIKE pattern for a search term: wildcards in the term match themselves. */
+const char *jr_like_pattern(apr_pool_t *p, const char *term)
+{
+    char *out = apr_palloc(p, strlen(term) * 2 + 3), *o = out;
+    *o++ = '%';
+    for (; *term; ++term) {
+        if (*term == '%' || *term == '_' || *term == '\\') {
+            *o++ = '\\';
+        }
+        *o++ = *term;
+    }
+    *o++ = '%';
+    *o = '\0';
+    return out;
+}
+
+static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", jr_rows_get(r, i, "id"));
+    jr_jw_kstr(w, "name", jr_rows_get(r, i, "name"));
+    jr_jw_kint_text(w, "group_id", jr_rows_get(r, i, "group_id"));
+    jr_jw_kint_text(w, "branch_id", jr_rows_get(r, i, "branch_id"));
+    jr_jw_kstr(w, "notes", jr_rows_get(r, i, "notes"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_kint_text(w, "created_by", jr_rows_get(r, i, "created_by"));
+    jr_jw_obj_end(w);
+}
+
+static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+{
+    jr_rows_t *rows;
+    jr_jw_t w;
+    size_t len;
+    const char *body;
+    if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+        APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, ctx->pool, 404, "student not found");
+    }
+    jr_jw_init(&w, ctx->pool, 512);
+    student_write(&w, rows, 0);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, status, body, len);
+}
+
+apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
+    const char *g, *b, *q = apr_table_get(ctx->query, "search"), *pat = NULL;
+    const char *scope = ctx->who.branch_json;
+    jr_rows_t *rows, *count;
+    jr_jw_t w;
+    int i;
+
+    if (group < 0 || (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
+        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        return APR_SUCCESS;
+    }
+    g = group ? jr_i64(p, group) : NULL;
+    b = branch ? jr_i64(p, branch) : NULL;
+    if (q && *q) {
+        pat = jr_like_pattern(p, jr_student_key(p, q));
+    }
+    if (jr_db_select(ctx->db, p, "students_list", &rows,
+                     JR_ARGS(g, g, b, b, pat, pat, scope, scope, jr_i64(p, limit),
+                             jr_i64(p, offset))) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "students_count", &count,
+                     JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
+    jr_jw_list_begin(ctx, &w);
+    for (i = 0; i < rows->nrows; ++i) {
+        student_write(&w, rows, i);
+    }
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+apr_status_t jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return reply_student(ctx, res, 200, jr_param_id(ctx, "id"));
+}
+
+apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    long long group, id;
+    jr_rows_t *rows;
+    int vis;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    name = jr_json_trimmed(p, in, "name");
+    group = jr_json_int(in, "group_id", 0);
+    if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
+        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "student_insert", &rows,
+                     JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
+                             jr_json_str(in, "notes", ""), now, now,
+                             ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) !=
+            APR_SUCCESS ||
+        rows->nrows != 1 ||
+        jr_audit(ctx, "create", "student", (id = jr_rows_int(rows, 0, "id", 0)),
+                 jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_student(ctx, res, 201, id);
+}
+
+apr_status_t jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), group;
+    const char *msg = jr_json_validate(p, in, update_fields), *name, *notes;
+    jr_rows_t *rows;
+    int vis;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, p, 404, "student not found");
+    }
+    name = jr_json_trimmed(p, in, "name");
+    name = name ? name : jr_rows_get(rows, 0, "name");
+    notes = json_object_get(in, "notes") ? jr_json_str(in, "notes", "") : jr_rows_get(rows, 0, "notes");
+    group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
+    if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
+        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "student_update", NULL,
+                   JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),
+                           jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "update", "student", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_student(ctx, res, 200, id);
+}
+
+apr_status_t jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, p, 404, "student not found");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    /* Entries keep their student_name; their link to the roster is cleared (FK). */
+    if (jr_db_exec(ctx->db, p, "student_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "delete", "student", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}

@@ -1,0 +1,69 @@
+/* Periodic housekeeping through mod_watchdog: one child at a time (a singleton watchdog)
+ * purges what has outlived trash_retention_days. */
+#include <string.h>
+
+#include <apr_optional.h>
+#include <http_core.h>
+#include <mod_watchdog.h>
+
+#include "jr_ops.h"
+#include "mj_private.h"
+
+#define WATCHDOG_NAME "mod_journal"
+
+static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
+static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
+
+static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
+{
+    server_rec *s = data;
+    mj_server_conf_t *conf = mj_conf(s);
+    ap_dbd_t *dbd;
+    jr_ctx_t ctx;
+
+    if (state != AP_WATCHDOG_STATE_RUNNING || !dbd_open_fn) {
+        return APR_SUCCESS;
+    }
+    if (!(dbd = dbd_open_fn(pool, s))) {
+        return APR_SUCCESS; /* the database is down: next round */
+    }
+    if (jr_db_revalidate(dbd->driver, dbd->handle, dbd->prepared, dbd->pool) == APR_SUCCESS) {
+        memset(&ctx, 0, sizeof(ctx));
+        ctx.pool = pool;
+        ctx.cfg = &conf->core;
+        ctx.iface = JR_IF_ADMIN;
+        ctx.client_ip = "housekeeping";
+        ctx.params = apr_table_make(pool, 1);
+        ctx.query = apr_table_make(pool, 1);
+        ctx.db = jr_db_wrap(pool, dbd->driver, dbd->handle, dbd->prepared);
+        jr_trash_purge_expired(&ctx);
+    }
+    dbd_close_fn(s, dbd);
+    return APR_SUCCESS;
+}
+
+int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s)
+{
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *get_instance;
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *register_cb;
+    ap_watchdog_t *wd;
+    apr_status_t rv;
+
+    get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
+    register_cb = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
+    dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
+    dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
+    if (!get_instance || !register_cb) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "JR00030: mod_watchdog is not available: the trash is not purged "
+                     "automatically");
+        return OK;
+    }
+    if ((rv = get_instance(&wd, WATCHDOG_NAME, 0, 1, pconf)) != APR_SUCCESS ||
+        (rv = register_cb(wd, apr_time_from_sec(mj_conf(s)->purge_interval), s, housekeeping)) !=
+            APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00031: cannot schedule housekeeping");
+        return !OK;
+    }
+    return OK;
+}
