@@ -77,8 +77,14 @@ static int send_file(request_rec *r, const jr_result_t *res)
     ap_set_last_modified(r);
     ap_set_content_type(r, f->content_type);
     if ((cond = ap_meets_conditions(r)) != OK) {
-        r->status = cond;
-        return cond == HTTP_NOT_MODIFIED ? OK : cond;
+        jr_result_t refused;
+        if (cond == HTTP_NOT_MODIFIED) {
+            r->status = cond;
+            return OK;
+        }
+        jr_result_init(&refused, r->pool);
+        jr_fail(&refused, r->pool, cond, "precondition failed: the file has changed");
+        return send_result(r, &refused);
     }
     ap_set_content_length(r, f->size);
     if (r->header_only) {

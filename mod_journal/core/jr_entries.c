@@ -26,7 +26,7 @@
     " AND (CAST(%s AS BIGINT) IS NULL OR e.branch_id = CAST(%s AS BIGINT))"                 \
     " AND (CAST(%s AS BIGINT) IS NULL OR e.module_id = CAST(%s AS BIGINT))"                 \
     " AND (CAST(%s AS BIGINT) IS NULL OR e.student_id = CAST(%s AS BIGINT))"                \
-    " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = %s)"                         \
+    " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = lower(%s))"                  \
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                 \
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                  \
     " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"              \
@@ -255,7 +255,8 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     b = branch ? jr_i64(p, branch) : NULL;
     m = module ? jr_i64(p, module) : NULL;
     s = student ? jr_i64(p, student) : NULL;
-    name = name && *name ? jr_ascii_lower(p, jr_trim(p, name)) : NULL;
+    /* lower() on both sides: each database folds case the same way for both. */
+    name = name && *name ? jr_trim(p, name) : NULL;
     if (q && *q) {
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
@@ -310,12 +311,14 @@ typedef struct {
     const char *description;
 } entry_input_t;
 
-static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e)
+static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long long old_group)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
     int rc;
-    if ((rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
+    /* An entry keeps its group even while that group is in the trash; a new group must be
+     * live and visible. */
+    if (e->group_id != old_group && (rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
         rc < 0 ? jr_fail(res, p, 503, "database unavailable")
                : jr_fail(res, p, 400, "group_id: group %lld does not exist", e->group_id);
         return -1;
@@ -361,7 +364,7 @@ apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     e.group_id = jr_json_int(in, "group_id", 0);
     e.module_id = jr_json_int(in, "module_id", 0);
     e.description = jr_json_str(in, "description", "");
-    if (check_entry(ctx, res, &e) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+    if (check_entry(ctx, res, &e, 0) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
     if (jr_db_select(ctx->db, p, "entry_insert", &rows,
@@ -410,7 +413,8 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                       : jr_rows_int(rows, 0, "module_id", 0);
     e.description = json_object_get(in, "description") ? jr_json_str(in, "description", "")
                                                       : jr_rows_get(rows, 0, "description");
-    if (check_entry(ctx, res, &e) != 0) {
+    e.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    if (check_entry(ctx, res, &e, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
         return APR_SUCCESS;
     }
     changed_text = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0;

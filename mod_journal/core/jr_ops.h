@@ -87,10 +87,38 @@ jr_op_fn jr_op_trash_purge;
  * or -1 on a database error. For the periodic task. */
 int jr_trash_purge_expired(jr_ctx_t *ctx);
 
+/* jr_lessons.c */
+jr_op_fn jr_op_reports_list;
+jr_op_fn jr_op_reports_get;
+jr_op_fn jr_op_reports_create;
+jr_op_fn jr_op_reports_update;
+jr_op_fn jr_op_reports_delete;
+jr_op_fn jr_op_reports_versions;
+jr_op_fn jr_op_reports_restore_version;
+jr_op_fn jr_op_reports_ai_revert;
+
+/* jr_queues.c */
+jr_op_fn jr_op_ai_wake;
+jr_op_fn jr_op_photo_wake;
+jr_op_fn jr_op_ai_requeue;
+jr_op_fn jr_op_photo_requeue;
+jr_op_fn jr_op_ai_status;
+jr_op_fn jr_op_photo_status;
+/* {status: count} of a queue for the caller's branches (a new reference); NULL on error. */
+json_t *jr_queue_counts(jr_ctx_t *ctx, int ai);
+
+/* jr_stats.c */
+jr_op_fn jr_op_stats;
+jr_op_fn jr_op_dashboard;
+
 /* jr_v1.c */
 jr_op_fn jr_op_v1_me;
 
 /* Shared helpers. */
+
+/* Writes a lesson report row (all its columns) as JSON, topic_position included. */
+struct jr_jw;
+void jr_report_write(struct jr_jw *w, const jr_rows_t *r, int i);
 
 /* 1 when module id exists and is not deleted (its name in *name), 0 when not, -1 on error. */
 int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name);

@@ -75,6 +75,25 @@ const jr_route_t jr_routes_admin[] = {
     {"POST", "/api/groups/:id/photo", jr_op_cover_upload, SESSION, JR_BODY_UPLOAD, ADMIN},
     {"DELETE", "/api/groups/:id/photo", jr_op_cover_delete, SESSION, JR_BODY_NONE, ADMIN},
 
+    {"GET", "/api/lesson-reports", jr_op_reports_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/lesson-reports", jr_op_reports_create, SESSION, JR_BODY_JSON, 0},
+    {"GET", "/api/lesson-reports/:id", jr_op_reports_get, SESSION, JR_BODY_NONE, 0},
+    {"PUT", "/api/lesson-reports/:id", jr_op_reports_update, SESSION, JR_BODY_JSON, 0},
+    {"DELETE", "/api/lesson-reports/:id", jr_op_reports_delete, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/lesson-reports/:id/versions", jr_op_reports_versions, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/lesson-reports/:id/versions/:versionId/restore", jr_op_reports_restore_version,
+     SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/lesson-reports/:id/ai/revert", jr_op_reports_ai_revert, SESSION, JR_BODY_NONE,
+     0},
+
+    {"GET", "/api/dashboard", jr_op_dashboard, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/ai/status", jr_op_ai_status, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/ai/wake", jr_op_ai_wake, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/ai/requeue-failed", jr_op_ai_requeue, SESSION, JR_BODY_NONE, ADMIN},
+    {"GET", "/api/photo-jobs/status", jr_op_photo_status, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/photo-jobs/wake", jr_op_photo_wake, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/photo-jobs/requeue-failed", jr_op_photo_requeue, SESSION, JR_BODY_NONE, ADMIN},
+
     {"GET", "/api/trash", jr_op_trash_list, SESSION, JR_BODY_NONE, ADMIN},
     {"POST", "/api/trash/~type/:id/restore", jr_op_trash_restore, SESSION, JR_BODY_NONE, ADMIN},
     {"DELETE", "/api/trash/~type/:id", jr_op_trash_purge, SESSION, JR_BODY_NONE, ADMIN},
@@ -103,6 +122,17 @@ const jr_route_t jr_routes_v1[] = {
     {"DELETE", "/api/v1/entries/:id", jr_op_entries_delete, KEY, JR_BODY_NONE, 0},
     {"POST", "/api/v1/entries/:id/ai/recheck", jr_op_entries_recheck, KEY, JR_BODY_NONE, 0},
     {"GET", "/api/v1/entries/:id/files", jr_op_files_list, KEY, JR_BODY_NONE, 0},
+
+    {"GET", "/api/v1/lesson-reports", jr_op_reports_list, KEY, JR_BODY_NONE, 0},
+    {"GET", "/api/v1/lesson-reports/:id", jr_op_reports_get, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/lesson-reports", jr_op_reports_create, KEY, JR_BODY_JSON, 0},
+    {"DELETE", "/api/v1/lesson-reports/:id", jr_op_reports_delete, KEY, JR_BODY_NONE, 0},
+
+    {"GET", "/api/v1/stats", jr_op_stats, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/ai/wake", jr_op_ai_wake, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/photo-jobs/wake", jr_op_photo_wake, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/ai/requeue-failed", jr_op_ai_requeue, KEY, JR_BODY_NONE, 0},
+    {"POST", "/api/v1/photo-jobs/requeue-failed", jr_op_photo_requeue, KEY, JR_BODY_NONE, 0},
 
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };

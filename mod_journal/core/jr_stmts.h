@@ -51,5 +51,8 @@ extern const jr_stmt_def_t jr_stmts_students[];
 extern const jr_stmt_def_t jr_stmts_modules[];
 extern const jr_stmt_def_t jr_stmts_entries[];
 extern const jr_stmt_def_t jr_stmts_trash[];
+extern const jr_stmt_def_t jr_stmts_lessons[];
+extern const jr_stmt_def_t jr_stmts_queues[];
+extern const jr_stmt_def_t jr_stmts_stats[];
 
 #endif

@@ -171,6 +171,12 @@ static int purge_group(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
     const char *sid = jr_i64(p, id);
     jr_rows_t *rows;
     int i, n = 0;
+    if (jr_db_select(ctx->db, p, "group_scope", &rows, JR_ARGS(sid)) != APR_SUCCESS) {
+        return -1;
+    }
+    if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
+        return 0; /* not in the trash */
+    }
     if (jr_db_select(ctx->db, p, "group_live_entries", &rows, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
@@ -253,8 +259,8 @@ int jr_trash_purge_expired(jr_ctx_t *ctx)
                      JR_ARGS(purge_cutoff(ctx))) != APR_SUCCESS) {
         return -1;
     }
-    /* Entries before groups (ORDER BY type DESC: module, group, entry reversed is fine: a
-     * group purge takes its trashed entries along). A group with live entries stays. */
+    /* Modules, then groups, then entries (ORDER BY type DESC): a group purge takes its
+     * trashed entries along, whatever their own purge_at. A group with live entries stays. */
     for (i = 0; i < rows->nrows; ++i) {
         if (purge_one(ctx, jr_rows_get(rows, i, "type"), jr_rows_int(rows, i, "id", 0), NULL) ==
             1) {

@@ -1,0 +1,475 @@
+/* Lesson reports (spec 2.4): one per group and date, with a history of every change of the
+ * text (the topic is not versioned) and the AI check's fields. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_entries.h"
+#include "jr_json.h"
+#include "jr_jw.h"
+#include "jr_ops.h"
+#include "jr_settings.h"
+#include "jr_stmts.h"
+#include "jr_time.h"
+#include "jr_topic.h"
+#include "jr_util.h"
+
+#define REPORT_COLS                                                                    \
+    "r.id, r.group_id, r.branch_id, r.lesson_date, r.lesson_time, r.text, r.topic,"    \
+    " r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"           \
+    " r.created_at, r.updated_at, r.created_by, r.created_by_key"
+#define REPORT_FILTER                                                                  \
+    " FROM lesson_reports r WHERE (CAST(%s AS BIGINT) IS NULL OR r.group_id = CAST(%s AS BIGINT))" \
+    " AND (CAST(%s AS BIGINT) IS NULL OR r.branch_id = CAST(%s AS BIGINT))"            \
+    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date >= %s)"                           \
+    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date <= %s) AND "
+
+const jr_stmt_def_t jr_stmts_lessons[] = {
+    JR_SCOPED("reports_list", "SELECT " REPORT_COLS REPORT_FILTER, "r.branch_id",
+              " ORDER BY r.lesson_date DESC, r.lesson_time DESC, r.id DESC"
+              " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("reports_count", "SELECT COUNT(*) AS n" REPORT_FILTER, "r.branch_id", ""),
+    {"report_get", "SELECT " REPORT_COLS " FROM lesson_reports r WHERE r.id = " JR_INT, NULL},
+    {"report_taken",
+     "SELECT id FROM lesson_reports WHERE group_id = " JR_INT " AND lesson_date = %s"
+     " AND id <> " JR_INT,
+     NULL},
+    {"report_insert",
+     "INSERT INTO lesson_reports (group_id, branch_id, lesson_date, lesson_time, text, topic,"
+     " ai_status, created_at, updated_at, created_by, created_by_key)"
+     " VALUES (" JR_INT ", " JR_INT ", %s, %s, %s, %s, %s, %s, %s, " JR_INT ", " JR_INT
+     ") RETURNING id",
+     NULL},
+    {"report_update",
+     "UPDATE lesson_reports SET group_id = " JR_INT ", branch_id = " JR_INT ", lesson_date = %s,"
+     " lesson_time = %s, text = %s, topic = %s, ai_status = %s, updated_at = %s"
+     " WHERE id = " JR_INT,
+     NULL},
+    {"report_delete", "DELETE FROM lesson_reports WHERE id = " JR_INT, NULL},
+    {"report_jobs_delete",
+     "DELETE FROM ai_jobs WHERE entity_type = 'lesson_report' AND entity_id = " JR_INT, NULL},
+    {"version_insert",
+     "INSERT INTO lesson_report_versions (report_id, text, source, created_at, created_by,"
+     " created_by_key) VALUES (" JR_INT ", %s, %s, %s, " JR_INT ", " JR_INT ")",
+     NULL},
+    {"versions_list",
+     "SELECT id, report_id, text, source, created_at, created_by, created_by_key"
+     " FROM lesson_report_versions WHERE report_id = " JR_INT " ORDER BY id DESC",
+     NULL},
+    {"version_get",
+     "SELECT id, text FROM lesson_report_versions WHERE id = " JR_INT " AND report_id = " JR_INT,
+     NULL},
+    {"reports_move_branch",
+     "UPDATE lesson_reports SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
+    {NULL, NULL, NULL},
+};
+
+#define ID_MAX 9007199254740991LL
+#define TEXT_MAX 20000 /* characters: documented in docs/admin-api.md */
+#define TOPIC_MAX 300
+
+static const jr_field_t create_fields[] = {
+    {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
+    {.name = "lesson_date", .type = JR_F_STRING, .required = 1},
+    {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
+    {.name = "text", .type = JR_F_STRING, .required = 1, .max = TEXT_MAX},
+    {.name = "topic", .type = JR_F_STRING, .nullable = 1, .max = TOPIC_MAX},
+    {NULL},
+};
+
+static const jr_field_t update_fields[] = {
+    {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
+    {.name = "lesson_date", .type = JR_F_STRING},
+    {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
+    {.name = "text", .type = JR_F_STRING, .max = TEXT_MAX},
+    {.name = "topic", .type = JR_F_STRING, .nullable = 1, .max = TOPIC_MAX},
+    {NULL},
+};
+
+void jr_report_write(jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    const char *topic = jr_rows_get(r, i, "topic");
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", jr_rows_get(r, i, "id"));
+    jr_jw_kint_text(w, "group_id", jr_rows_get(r, i, "group_id"));
+    jr_jw_kint_text(w, "branch_id", jr_rows_get(r, i, "branch_id"));
+    jr_jw_kstr(w, "lesson_date", jr_rows_get(r, i, "lesson_date"));
+    jr_jw_kstr(w, "lesson_time", jr_rows_get(r, i, "lesson_time"));
+    jr_jw_kstr(w, "text", jr_rows_get(r, i, "text"));
+    jr_jw_kstr(w, "topic", topic);
+    jr_jw_kstr(w, "topic_position", jr_topic_position(topic));
+    jr_jw_kstr(w, "text_original", jr_rows_get(r, i, "text_original"));
+    jr_jw_kstr(w, "text_ai", jr_rows_get(r, i, "text_ai"));
+    jr_jw_kstr(w, "ai_status", jr_rows_get(r, i, "ai_status"));
+    jr_jw_kstr(w, "ai_checked_at", jr_rows_get(r, i, "ai_checked_at"));
+    jr_jw_kstr(w, "ai_error", jr_rows_get(r, i, "ai_error"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_kint_text(w, "created_by", jr_rows_get(r, i, "created_by"));
+    jr_jw_kint_text(w, "created_by_key", jr_rows_get(r, i, "created_by_key"));
+    jr_jw_obj_end(w);
+}
+
+/* The report row if it exists and the caller may see its branch; NULL with res filled. */
+static jr_rows_t *report_row(jr_ctx_t *ctx, jr_result_t *res, long long id)
+{
+    jr_rows_t *rows;
+    if (jr_db_select(ctx->db, ctx->pool, "report_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+        APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "database unavailable");
+        return NULL;
+    }
+    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        jr_fail(res, ctx->pool, 404, "lesson report not found");
+        return NULL;
+    }
+    return rows;
+}
+
+static apr_status_t reply_report(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+{
+    jr_rows_t *rows = report_row(ctx, res, id);
+    jr_jw_t w;
+    size_t len;
+    const char *body;
+    if (!rows) {
+        return APR_SUCCESS;
+    }
+    jr_jw_init(&w, ctx->pool, 2048);
+    jr_report_write(&w, rows, 0);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, status, body, len);
+}
+
+/* A date query parameter: NULL when absent, -1 with a 400 when not a real date. */
+static int query_date(jr_ctx_t *ctx, jr_result_t *res, const char *name, const char **out)
+{
+    const char *v = apr_table_get(ctx->query, name);
+    int y, m, d;
+    *out = NULL;
+    if (!v || !*v) {
+        return 0;
+    }
+    if (jr_parse_date(v, &y, &m, &d) != 0) {
+        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long limit, offset, group, branch;
+    const char *g, *b, *from, *to, *scope = ctx->who.branch_json;
+    jr_rows_t *rows, *count;
+    jr_jw_t w;
+    int i;
+
+    if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
+        (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
+        query_date(ctx, res, "date_from", &from) != 0 ||
+        query_date(ctx, res, "date_to", &to) != 0 ||
+        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        return APR_SUCCESS;
+    }
+    g = group ? jr_i64(p, group) : NULL;
+    b = branch ? jr_i64(p, branch) : NULL;
+    /* lesson_date is a calendar date of the configured zone already: compared as text. */
+    if (jr_db_select(ctx->db, p, "reports_list", &rows,
+                     JR_ARGS(g, g, b, b, from, from, to, to, scope, scope, jr_i64(p, limit),
+                             jr_i64(p, offset))) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "reports_count", &count,
+                     JR_ARGS(g, g, b, b, from, from, to, to, scope, scope)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    jr_jw_init(&w, p, 1024 * (size_t)(rows->nrows + 1));
+    jr_jw_list_begin(ctx, &w);
+    for (i = 0; i < rows->nrows; ++i) {
+        jr_report_write(&w, rows, i);
+    }
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+apr_status_t jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return reply_report(ctx, res, 200, jr_param_id(ctx, "id"));
+}
+
+static const char *opt_id(apr_pool_t *p, long long id)
+{
+    return id ? jr_i64(p, id) : NULL;
+}
+
+static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
+                                const char *source)
+{
+    apr_pool_t *p = ctx->pool;
+    return jr_db_exec(ctx->db, p, "version_insert", NULL,
+                      JR_ARGS(jr_i64(p, id), text, source, jr_now_iso(p),
+                              opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id)));
+}
+
+/* The AI check of a report, when lesson_ai_enabled is 'true'. */
+static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p);
+    return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
+                      JR_ARGS("lesson_report", jr_i64(p, id), jr_i64(p, branch), now, now));
+}
+
+/* Validated values of a create or update. */
+typedef struct {
+    long long group_id, branch_id;
+    const char *lesson_date, *lesson_time, *text, *topic;
+} report_input_t;
+
+static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, long long self)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    int y, m, d, h, mi, rc;
+    if (jr_parse_date(in->lesson_date, &y, &m, &d) != 0) {
+        jr_fail(res, p, 400, "lesson_date must be a real date YYYY-MM-DD");
+        return -1;
+    }
+    if (in->lesson_time && jr_parse_hhmm(in->lesson_time, &h, &mi) != 0) {
+        jr_fail(res, p, 400, "lesson_time must be HH:MM from 00:00 to 23:59");
+        return -1;
+    }
+    if ((rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
+        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
+               : jr_fail(res, p, 400, "group_id: group %lld does not exist", in->group_id);
+        return -1;
+    }
+    if (jr_db_select(ctx->db, p, "report_taken", &rows,
+                     JR_ARGS(jr_i64(p, in->group_id), in->lesson_date, jr_i64(p, self))) !=
+        APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return -1;
+    }
+    if (rows->nrows > 0) {
+        jr_fail(res, p, 409, "group %lld already has a lesson report on %s", in->group_id,
+                in->lesson_date);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const conflict = "the group already has a lesson report on that date";
+
+apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p), *status;
+    report_input_t r;
+    jr_rows_t *rows;
+    long long id;
+    int ai;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    memset(&r, 0, sizeof(r));
+    r.group_id = jr_json_int(in, "group_id", 0);
+    r.lesson_date = jr_json_str(in, "lesson_date", "");
+    r.lesson_time = jr_json_str(in, "lesson_time", NULL);
+    r.text = jr_json_str(in, "text", "");
+    r.topic = jr_json_str(in, "topic", NULL);
+    r.topic = r.topic && *r.topic ? r.topic : NULL;
+    if (check_report(ctx, res, &r, 0) != 0) {
+        return APR_SUCCESS;
+    }
+    ai = jr_setting_on(ctx, "lesson_ai_enabled");
+    status = ai ? "pending" : NULL;
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "report_insert", &rows,
+                     JR_ARGS(jr_i64(p, r.group_id), jr_i64(p, r.branch_id), r.lesson_date,
+                             r.lesson_time, r.text, r.topic, status, now, now,
+                             opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id))) !=
+            APR_SUCCESS ||
+        rows->nrows != 1 ||
+        add_version(ctx, (id = jr_rows_int(rows, 0, "id", 0)), r.text, "create") != APR_SUCCESS ||
+        (ai && queue_check(ctx, id, r.branch_id) != APR_SUCCESS) ||
+        jr_audit(ctx, "create", "lesson_report", id, jr_json_own(p, jr_json_keys(in))) !=
+            APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_report(ctx, res, 201, id);
+}
+
+/* Writes a report's new state, a version when the text changed, and the audit row. */
+static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
+                                const report_input_t *r, const char *old_text,
+                                const char *status, const char *source, const char *action,
+                                json_t *changes)
+{
+    apr_pool_t *p = ctx->pool;
+    int text_changed = strcmp(r->text, old_text) != 0;
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "report_update", NULL,
+                   JR_ARGS(jr_i64(p, r->group_id), jr_i64(p, r->branch_id), r->lesson_date,
+                           r->lesson_time, r->text, r->topic, status, jr_now_iso(p),
+                           jr_i64(p, id))) != APR_SUCCESS ||
+        ((text_changed || strcmp(source, "edit")) &&
+         add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
+        (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
+         queue_check(ctx, id, r->branch_id) != APR_SUCCESS) ||
+        jr_audit(ctx, action, "lesson_report", id, changes) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, conflict);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_report(ctx, res, 200, id);
+}
+
+static void current_values(const jr_rows_t *rows, report_input_t *r)
+{
+    r->group_id = jr_rows_int(rows, 0, "group_id", 0);
+    r->lesson_date = jr_rows_get(rows, 0, "lesson_date");
+    r->lesson_time = jr_rows_get(rows, 0, "lesson_time");
+    r->text = jr_rows_get(rows, 0, "text");
+    r->topic = jr_rows_get(rows, 0, "topic");
+}
+
+apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    jr_rows_t *rows;
+    report_input_t r;
+    json_t *v;
+
+    if (msg) {
+        return jr_fail(res, p, 400, "%s", msg);
+    }
+    if (!(rows = report_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    current_values(rows, &r);
+    r.group_id = jr_json_int(in, "group_id", r.group_id);
+    r.lesson_date = jr_json_str(in, "lesson_date", r.lesson_date);
+    if ((v = json_object_get(in, "lesson_time")) != NULL) {
+        r.lesson_time = json_is_null(v) ? NULL : json_string_value(v);
+    }
+    r.text = jr_json_str(in, "text", r.text);
+    /* Spec 2.4: an empty topic clears it, an absent one leaves it. */
+    if ((v = json_object_get(in, "topic")) != NULL) {
+        r.topic = json_is_null(v) || !*json_string_value(v) ? NULL : json_string_value(v);
+    }
+    if (check_report(ctx, res, &r, id) != 0) {
+        return APR_SUCCESS;
+    }
+    status = jr_rows_get(rows, 0, "ai_status");
+    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) && jr_setting_on(ctx, "lesson_ai_enabled")) {
+        status = "pending";
+    }
+    return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"), status, "edit", "update",
+                       jr_json_own(p, jr_json_keys(in)));
+}
+
+apr_status_t jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    if (!report_row(ctx, res, id) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "report_jobs_delete", NULL, JR_ARGS(jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, "report_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_audit(ctx, "delete", "lesson_report", id, NULL) != APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply_ok(res, p);
+}
+
+apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    jr_jw_t w;
+    size_t len;
+    const char *body;
+    int i;
+    if (!report_row(ctx, res, id)) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "versions_list", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    jr_jw_init(&w, p, 512 * (size_t)(rows->nrows + 1));
+    jr_jw_arr(&w);
+    for (i = 0; i < rows->nrows; ++i) {
+        jr_jw_obj(&w);
+        jr_jw_kint_text(&w, "id", jr_rows_get(rows, i, "id"));
+        jr_jw_kint_text(&w, "report_id", jr_rows_get(rows, i, "report_id"));
+        jr_jw_kstr(&w, "text", jr_rows_get(rows, i, "text"));
+        jr_jw_kstr(&w, "source", jr_rows_get(rows, i, "source"));
+        jr_jw_kstr(&w, "created_at", jr_rows_get(rows, i, "created_at"));
+        jr_jw_kint_text(&w, "created_by", jr_rows_get(rows, i, "created_by"));
+        jr_jw_kint_text(&w, "created_by_key", jr_rows_get(rows, i, "created_by_key"));
+        jr_jw_obj_end(&w);
+    }
+    jr_jw_arr_end(&w);
+    body = jr_jw_done(&w, &len);
+    return jr_reply_raw(res, 200, body, len);
+}
+
+apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id"), vid = jr_param_id(ctx, "versionId");
+    jr_rows_t *rows, *ver;
+    report_input_t r;
+    if (!(rows = report_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "version_get", &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
+        APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (ver->nrows != 1) {
+        return jr_fail(res, p, 404, "version not found");
+    }
+    current_values(rows, &r);
+    r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    r.text = jr_rows_get(ver, 0, "text");
+    return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"),
+                       jr_rows_get(rows, 0, "ai_status"), "restore", "restore_version",
+                       jr_json_own(p, json_pack("[s]", "text")));
+}
+
+apr_status_t jr_op_reports_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    report_input_t r;
+    if (!(rows = report_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    if (!jr_rows_get(rows, 0, "text_original")) {
+        return jr_fail(res, p, 409, "the report has no original text: the AI did not rewrite it");
+    }
+    current_values(rows, &r);
+    r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    r.text = jr_rows_get(rows, 0, "text_original");
+    return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"), "reverted", "revert",
+                       "ai_revert", jr_json_own(p, json_pack("[s]", "text")));
+}
