@@ -102,27 +102,31 @@ static apr_status_t remove_temp(void *path)
     return APR_SUCCESS;
 }
 
+/* Where body bytes go: a sink returns OK or an HTTP status. */
+typedef int body_sink_fn(void *baton, const char *data, apr_size_t len);
+static int check_length(request_rec *r, apr_off_t cap, apr_off_t *declared);
+static int pump_body(request_rec *r, apr_off_t cap, apr_size_t chunk, body_sink_fn *sink,
+                     void *baton);
+
+static int to_file(void *baton, const char *data, apr_size_t len)
+{
+    return apr_file_write_full(baton, data, len, NULL) == APR_SUCCESS ? OK
+                                                                      : HTTP_INTERNAL_SERVER_ERROR;
+}
+
 /* Streams an upload body into a temp file under data_dir/tmp with a cap. OK or a status. */
 static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t **out)
 {
-    const char *cl = apr_table_get(r->headers_in, "Content-Length");
     const char *dir = apr_pstrcat(r->pool, conf->data_dir, "/tmp", NULL);
     char *tmpl = apr_pstrcat(r->pool, dir, "/upload-XXXXXX", NULL);
-    apr_bucket_brigade *bb;
+    apr_off_t declared;
+    apr_finfo_t fi;
     apr_file_t *fd;
-    apr_off_t total = 0;
     jr_upload_t *up;
-    int eos = 0, status = OK;
+    int status;
 
-    if (cl) {
-        apr_off_t n;
-        char *end;
-        if (apr_strtoff(&n, cl, &end, 10) != APR_SUCCESS || *end || n < 0) {
-            return HTTP_BAD_REQUEST;
-        }
-        if (n > conf->core.upload_max) {
-            return HTTP_REQUEST_ENTITY_TOO_LARGE;
-        }
+    if ((status = check_length(r, conf->core.upload_max, &declared)) != OK) {
+        return status;
     }
     apr_dir_make_recursive(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, r->pool);
     if (apr_file_mktemp(&fd, tmpl, APR_FOPEN_CREATE | APR_FOPEN_READ | APR_FOPEN_WRITE |
@@ -132,40 +136,9 @@ static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     apr_pool_cleanup_register(r->pool, tmpl, remove_temp, apr_pool_cleanup_null);
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    while (!eos && status == OK) {
-        apr_bucket *b;
-        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
-                                         HUGE_STRING_LEN * 4);
-        if (rv != APR_SUCCESS) {
-            status = ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
-            break;
-        }
-        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
-            const char *data;
-            apr_size_t len;
-            if (APR_BUCKET_IS_EOS(b)) {
-                eos = 1;
-                break;
-            }
-            if (APR_BUCKET_IS_METADATA(b)) {
-                continue;
-            }
-            if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
-                status = HTTP_BAD_REQUEST;
-                break;
-            }
-            total += (apr_off_t)len;
-            if (total > conf->core.upload_max) {
-                status = HTTP_REQUEST_ENTITY_TOO_LARGE;
-                break;
-            }
-            if (apr_file_write_full(fd, data, len, NULL) != APR_SUCCESS) {
-                status = HTTP_INTERNAL_SERVER_ERROR;
-                break;
-            }
-        }
-        apr_brigade_cleanup(bb);
+    status = pump_body(r, conf->core.upload_max, HUGE_STRING_LEN * 4, to_file, fd);
+    if (status == OK && apr_file_info_get(&fi, APR_FINFO_SIZE, fd) != APR_SUCCESS) {
+        status = HTTP_INTERNAL_SERVER_ERROR;
     }
     apr_file_close(fd);
     if (status != OK) {
@@ -173,7 +146,7 @@ static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t
     }
     up = apr_pcalloc(r->pool, sizeof(*up));
     up->path = tmpl;
-    up->size = total;
+    up->size = fi.size;
     up->content_type = apr_table_get(r->headers_in, "Content-Type");
     up->filename = apr_table_get(r->headers_in, "X-File-Name");
     *out = up;
@@ -186,38 +159,38 @@ static int fail(request_rec *r, jr_result_t *res, int status, const char *msg)
     return send_result(r, res);
 }
 
-/* Reads the whole body into memory with a cap. Returns OK or an HTTP status. */
-static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outlen)
+/* The declared Content-Length: OK, 400 when malformed, 413 when over cap. */
+static int check_length(request_rec *r, apr_off_t cap, apr_off_t *declared)
 {
     const char *cl = apr_table_get(r->headers_in, "Content-Length");
-    apr_bucket_brigade *bb;
-    apr_size_t used = 0, size = 8192;
-    char *buf;
-    int eos = 0;
-
-    *out = NULL;
-    *outlen = 0;
-    if (cl) {
-        apr_off_t n;
-        char *end;
-        if (apr_strtoff(&n, cl, &end, 10) != APR_SUCCESS || *end || n < 0) {
-            return HTTP_BAD_REQUEST;
-        }
-        if (n > cap) {
-            return HTTP_REQUEST_ENTITY_TOO_LARGE;
-        }
-        size = (apr_size_t)n + 1;
+    char *end;
+    *declared = -1;
+    if (!cl) {
+        return OK;
     }
-    buf = apr_palloc(r->pool, size);
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    while (!eos) {
+    if (apr_strtoff(declared, cl, &end, 10) != APR_SUCCESS || *end || *declared < 0) {
+        return HTTP_BAD_REQUEST;
+    }
+    return *declared > cap ? HTTP_REQUEST_ENTITY_TOO_LARGE : OK;
+}
+
+/* Reads the body (chunked or not) through the input filters into sink, with a cap. */
+static int pump_body(request_rec *r, apr_off_t cap, apr_size_t chunk, body_sink_fn *sink,
+                     void *baton)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_off_t total = 0;
+    int eos = 0, status = OK;
+
+    while (!eos && status == OK) {
         apr_bucket *b;
-        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
-                                         HUGE_STRING_LEN);
+        apr_status_t rv =
+            ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ, chunk);
         if (rv != APR_SUCCESS) {
             return ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
         }
-        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb) && status == OK;
+             b = APR_BUCKET_NEXT(b)) {
             const char *data;
             apr_size_t len;
             if (APR_BUCKET_IS_EOS(b)) {
@@ -228,28 +201,63 @@ static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outl
                 continue;
             }
             if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
-                return HTTP_BAD_REQUEST;
+                status = HTTP_BAD_REQUEST;
+            } else if ((total += (apr_off_t)len) > cap) {
+                status = HTTP_REQUEST_ENTITY_TOO_LARGE;
+            } else {
+                status = sink(baton, data, len);
             }
-            if ((apr_off_t)(used + len) > cap) {
-                return HTTP_REQUEST_ENTITY_TOO_LARGE;
-            }
-            if (used + len + 1 > size) {
-                char *bigger;
-                while (used + len + 1 > size) {
-                    size *= 2;
-                }
-                bigger = apr_palloc(r->pool, size);
-                memcpy(bigger, buf, used);
-                buf = bigger;
-            }
-            memcpy(buf + used, data, len);
-            used += len;
         }
         apr_brigade_cleanup(bb);
     }
-    buf[used] = '\0';
-    *out = buf;
-    *outlen = used;
+    return status;
+}
+
+typedef struct {
+    apr_pool_t *pool;
+    char *buf;
+    apr_size_t used, size;
+} mem_sink_t;
+
+static int to_memory(void *baton, const char *data, apr_size_t len)
+{
+    mem_sink_t *m = baton;
+    if (m->used + len + 1 > m->size) {
+        char *bigger;
+        while (m->used + len + 1 > m->size) {
+            m->size *= 2;
+        }
+        bigger = apr_palloc(m->pool, m->size);
+        memcpy(bigger, m->buf, m->used);
+        m->buf = bigger;
+    }
+    memcpy(m->buf + m->used, data, len);
+    m->used += len;
+    return OK;
+}
+
+/* Reads the whole body into memory with a cap. Returns OK or an HTTP status. */
+static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outlen)
+{
+    mem_sink_t m;
+    apr_off_t declared;
+    int status;
+
+    *out = NULL;
+    *outlen = 0;
+    if ((status = check_length(r, cap, &declared)) != OK) {
+        return status;
+    }
+    m.pool = r->pool;
+    m.used = 0;
+    m.size = declared >= 0 ? (apr_size_t)declared + 1 : 8192;
+    m.buf = apr_palloc(r->pool, m.size);
+    if ((status = pump_body(r, cap, HUGE_STRING_LEN, to_memory, &m)) != OK) {
+        return status;
+    }
+    m.buf[m.used] = '\0';
+    *out = m.buf;
+    *outlen = m.used;
     return OK;
 }
 
