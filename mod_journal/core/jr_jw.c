@@ -57,16 +57,21 @@ void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial)
     w->pool = p;
     w->cap = initial < 64 ? 64 : initial;
     w->buf = apr_palloc(p, w->cap);
+    w->first_cap = JR_JW_DEPTH;
+    w->first = apr_palloc(p, (apr_size_t)w->first_cap);
 }
 
 static void open_(jr_jw_t *w, char c)
 {
     value_start(w);
     putc1(w, c);
-    if (w->depth < JR_JW_DEPTH) {
-        w->first[w->depth] = 1;
+    if (w->depth == w->first_cap) { /* no depth limit: the stack grows */
+        unsigned char *bigger = apr_palloc(w->pool, (apr_size_t)w->first_cap * 2);
+        memcpy(bigger, w->first, (size_t)w->first_cap);
+        w->first = bigger;
+        w->first_cap *= 2;
     }
-    ++w->depth;
+    w->first[w->depth++] = 1;
 }
 
 static void close_(jr_jw_t *w, char c)
@@ -160,18 +165,31 @@ void jr_jw_int(jr_jw_t *w, long long v)
     put(w, num, (size_t)n);
 }
 
+/* A JSON integer: -?(0|[1-9][0-9]*). */
+static int json_integer_text(const char *d)
+{
+    if (*d == '-') {
+        ++d;
+    }
+    if (*d == '0') {
+        return d[1] == '\0';
+    }
+    if (*d < '1' || *d > '9') {
+        return 0;
+    }
+    for (++d; *d; ++d) {
+        if (*d < '0' || *d > '9') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 void jr_jw_int_text(jr_jw_t *w, const char *digits)
 {
-    const char *d = digits;
-    if (!digits || !*digits) {
-        jr_jw_null(w);
+    if (!digits || !json_integer_text(digits)) {
+        jr_jw_null(w); /* never emit a non-number where a number belongs */
         return;
-    }
-    for (d = *d == '-' ? d + 1 : d; *d; ++d) {
-        if (*d < '0' || *d > '9') {
-            jr_jw_null(w); /* never emit a non-number where a number belongs */
-            return;
-        }
     }
     value_start(w);
     put(w, digits, strlen(digits));

@@ -6,14 +6,16 @@
 
 #include <apr_pools.h>
 
-#define JR_JW_DEPTH 32
+/* The initial size of the open-container stack; it grows as needed (no depth limit). */
+#define JR_JW_DEPTH 16
 
 typedef struct jr_jw {
     apr_pool_t *pool;
     char *buf;
     size_t len, cap;
     int depth;
-    unsigned char first[JR_JW_DEPTH]; /* 1 while the container at that depth is empty */
+    unsigned char *first; /* per open container: 1 while it is still empty */
+    int first_cap;
     int after_key;
 } jr_jw_t;
 

@@ -26,7 +26,7 @@
 
 const jr_stmt_def_t jr_stmts_lessons[] = {
     JR_SCOPED("reports_list", "SELECT " REPORT_COLS REPORT_FILTER, "r.branch_id",
-              " ORDER BY r.lesson_date DESC, r.lesson_time DESC, r.id DESC"
+              " ORDER BY r.lesson_date DESC, r.lesson_time DESC NULLS LAST, r.id DESC"
               " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
     JR_SCOPED("reports_count", "SELECT COUNT(*) AS n" REPORT_FILTER, "r.branch_id", ""),
     {"report_get", "SELECT " REPORT_COLS " FROM lesson_reports r WHERE r.id = " JR_INT, NULL},
@@ -226,7 +226,8 @@ typedef struct {
     const char *lesson_date, *lesson_time, *text, *topic;
 } report_input_t;
 
-static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, long long self)
+static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, long long self,
+                        long long old_group)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
@@ -239,7 +240,9 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
         jr_fail(res, p, 400, "lesson_time must be HH:MM from 00:00 to 23:59");
         return -1;
     }
-    if ((rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
+    /* A report keeps its group while that group is in the trash; a new one must be live. */
+    if (in->group_id != old_group &&
+        (rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
         rc < 0 ? jr_fail(res, p, 503, "database unavailable")
                : jr_fail(res, p, 400, "group_id: group %lld does not exist", in->group_id);
         return -1;
@@ -278,8 +281,8 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     r.lesson_time = jr_json_str(in, "lesson_time", NULL);
     r.text = jr_json_str(in, "text", "");
     r.topic = jr_json_str(in, "topic", NULL);
-    r.topic = r.topic && *r.topic ? r.topic : NULL;
-    if (check_report(ctx, res, &r, 0) != 0) {
+    r.topic = r.topic && *jr_trim(p, r.topic) ? r.topic : NULL;
+    if (check_report(ctx, res, &r, 0, 0) != 0) {
         return APR_SUCCESS;
     }
     ai = jr_setting_on(ctx, "lesson_ai_enabled");
@@ -366,9 +369,11 @@ apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     r.text = jr_json_str(in, "text", r.text);
     /* Spec 2.4: an empty topic clears it, an absent one leaves it. */
     if ((v = json_object_get(in, "topic")) != NULL) {
-        r.topic = json_is_null(v) || !*json_string_value(v) ? NULL : json_string_value(v);
+        r.topic = json_is_null(v) || !*jr_trim(p, json_string_value(v)) ? NULL
+                                                                        : json_string_value(v);
     }
-    if (check_report(ctx, res, &r, id) != 0) {
+    r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
+    if (check_report(ctx, res, &r, id, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
         return APR_SUCCESS;
     }
     status = jr_rows_get(rows, 0, "ai_status");

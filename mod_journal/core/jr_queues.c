@@ -73,6 +73,7 @@ apr_status_t jr_op_photo_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
     const char *scope = ctx->who.branch_json, *now = jr_now_iso(p);
     int n = 0;
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
@@ -88,6 +89,9 @@ static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
          jr_db_exec(ctx->db, p, "photo_requeue", &n, JR_ARGS(now, scope, scope)) != APR_SUCCESS) ||
         jr_db_exec(ctx->db, p, "signal_bump", NULL,
                    JR_ARGS(now, ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS ||
+        (ctx->db->dialect == JR_DB_PGSQL &&
+         jr_db_select(ctx->db, p, "signal_notify", &rows,
+                      JR_ARGS(ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS) ||
         jr_audit_ref(ctx, "requeue_failed", "queue", ai ? "journal_ai" : "journal_photo",
                      NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);

@@ -41,7 +41,7 @@ const jr_stmt_def_t jr_stmts_stats[] = {
               " r.topic, r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"
               " r.created_at, r.updated_at, r.created_by, r.created_by_key"
               " FROM lesson_reports r WHERE r.lesson_date = %s AND ",
-              "r.branch_id", " ORDER BY r.lesson_time, r.id"),
+              "r.branch_id", " ORDER BY r.lesson_time NULLS LAST, r.id"),
     {NULL, NULL, NULL},
 };
 

@@ -238,6 +238,20 @@ def test_percent_encoded_utf8_name(server, world):
     assert fallback.isascii() and fallback.endswith(".pdf"), cd
 
 
+def test_name_with_quotes_cannot_break_the_header(server, world):
+    eid = world["entry"]["id"]
+    data = pdf_bytes()
+    raw = 'a"; filename=evil.sh; x="\\b.pdf'
+    encoded = "".join(c if c.isalnum() or c in "._-" else f"%{ord(c):02X}" for c in raw)
+    rec = assert_json(upload_raw(server, eid, data, name=encoded), 201)
+    assert rec["name"] == "b.pdf"  # the backslash counts as a directory separator
+    rec = assert_json(upload_raw(server, eid, data, name="a%22%3B%20filename%3Devil.sh.pdf"), 201)
+    assert rec["name"] == 'a"; filename=evil.sh.pdf'
+    cd = download(server, eid, rec["id"]).headers["Content-Disposition"]
+    assert cd == ('attachment; filename="a_; filename=evil.sh.pdf"; '
+                  "filename*=UTF-8''a%22%3B%20filename%3Devil.sh.pdf"), cd
+
+
 def test_x_file_name_wins_over_query(server, world):
     eid = world["entry"]["id"]
     data = text_bytes()
@@ -436,6 +450,7 @@ def test_path_in_the_name_is_only_a_label(server, world, raw, label):
     before_root = tree(server.root)
     rec = assert_json(upload_raw(server, eid, data, name=raw, ctype="text/plain"), 201)
     assert rec["name"] == label
+    assert wait_tmp_empty(server) == []
     # The one new file is the stored copy under data_dir/files, with a random name.
     new = {p for p in tree(server.root) - before_root
            if not p.startswith("logs/") and not p.startswith("data/journal.db")}
@@ -626,6 +641,16 @@ def test_key_restricted_to_another_branch_gets_404(server, world):
     assert_error(server.api("GET", path, headers={"X-Api-Key": other["key"]}), 404)
     env = assert_json(server.api("GET", path, headers={"X-Api-Key": own["key"]}), 200)
     assert env["items"] == [rec] and env["total"] == 1
+    # Nothing else about files exists for keys: no route, whatever the branch.
+    before = stored(server)
+    assert_error(server.api("POST", path, data=pdf_bytes(),
+                            headers={"X-Api-Key": other["key"], "X-File-Name": "k.pdf",
+                                     "Content-Type": "application/pdf"}), 405)
+    for method in ("GET", "DELETE"):
+        assert_error(server.api(method, f"{path}/{rec['id']}",
+                                headers={"X-Api-Key": other["key"]}), 404)
+    assert list_files(server, eid) == [rec]
+    assert stored(server) == before
 
 
 def test_no_upload_download_or_delete_on_v1(server, world):

@@ -289,6 +289,31 @@ def test_restore_group_and_module(server, world):
     assert_error(restore(server, "module", m["id"]), 404)
 
 
+def test_restore_with_a_taken_name_is_409(server, world):
+    g = server.create_group(world["branch"]["id"])
+    m = create_module(server)
+    delete(server, f"/api/groups/{g['id']}")
+    delete(server, f"/api/modules/{m['id']}")
+    twin_g = server.create_group(world["branch"]["id"], name=g["name"])
+    twin_m = assert_json(server.api("POST", "/api/modules", token=server.admin_token,
+                                    json={"name": m["name"], "lessons_count": 1}), 201)
+    assert_error(restore(server, "group", g["id"]), 409)
+    assert_error(restore(server, "module", m["id"]), 409)
+    assert in_trash(server, "group", g["id"]) is not None
+    assert in_trash(server, "module", m["id"]) is not None
+    # Once the name is free again the restore works.
+    delete(server, f"/api/groups/{twin_g['id']}")
+    delete(server, f"/api/modules/{twin_m['id']}")
+    assert assert_json(restore(server, "group", g["id"]), 200)["name"] == g["name"]
+    assert assert_json(restore(server, "module", m["id"]), 200)["name"] == m["name"]
+
+
+@pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 1001}, {"limit": "x"},
+                                    {"offset": -1}, {"offset": "y"}])
+def test_bad_paging_is_400(server, params):
+    assert_error(server.api("GET", "/api/trash", token=server.admin_token, params=params), 400)
+
+
 @pytest.mark.parametrize("kind", ["student", "entries", "user", "branch", "x"])
 def test_unknown_type_is_404(server, world, kind):
     e = create_entry(server, world["group"]["id"])

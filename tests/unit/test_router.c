@@ -238,6 +238,54 @@ START_TEST(admin_table_matches)
 }
 END_TEST
 
+/* Spec 4.1 rule 1: the external interface has 21 endpoints (the 20 it names and
+ * GET /api/v1/lesson-reports/:id). */
+START_TEST(v1_table_has_21_routes)
+{
+    static const char *const expected[][2] = {
+        {"GET", "/api/v1/me"},
+        {"GET", "/api/v1/branches"},
+        {"GET", "/api/v1/groups"},
+        {"GET", "/api/v1/students"},
+        {"GET", "/api/v1/modules"},
+        {"GET", "/api/v1/entries"},
+        {"GET", "/api/v1/entries/:id"},
+        {"GET", "/api/v1/entries/:id/files"},
+        {"POST", "/api/v1/entries"},
+        {"PUT", "/api/v1/entries/:id"},
+        {"DELETE", "/api/v1/entries/:id"},
+        {"POST", "/api/v1/entries/:id/ai/recheck"},
+        {"GET", "/api/v1/lesson-reports"},
+        {"GET", "/api/v1/lesson-reports/:id"},
+        {"POST", "/api/v1/lesson-reports"},
+        {"DELETE", "/api/v1/lesson-reports/:id"},
+        {"GET", "/api/v1/stats"},
+        {"POST", "/api/v1/ai/wake"},
+        {"POST", "/api/v1/photo-jobs/wake"},
+        {"POST", "/api/v1/ai/requeue-failed"},
+        {"POST", "/api/v1/photo-jobs/requeue-failed"},
+    };
+    const size_t n_expected = sizeof(expected) / sizeof(expected[0]);
+    const jr_route_t *a;
+    const char *listing = "";
+    size_t i, n = 0;
+    int found;
+    for (a = jr_routes_v1; a->method; ++a, ++n) {
+        listing = apr_pstrcat(pool, listing, "\n  ", a->method, " ", a->pattern, NULL);
+    }
+    ck_assert_msg(n == 21 && n_expected == 21, "jr_routes_v1 has %zu routes, not 21:%s", n,
+                  listing);
+    for (i = 0; i < n_expected; ++i) {
+        found = 0;
+        for (a = jr_routes_v1; a->method; ++a) {
+            found += !strcmp(a->method, expected[i][0]) && !strcmp(a->pattern, expected[i][1]);
+        }
+        ck_assert_msg(found == 1, "%s %s appears %d times in jr_routes_v1:%s", expected[i][0],
+                      expected[i][1], found, listing);
+    }
+}
+END_TEST
+
 START_TEST(routes_for_picks_interface)
 {
     jr_iface_e iface = 0;
@@ -369,6 +417,7 @@ Suite *suite_router(void)
     tcase_add_test(tc, admin_table_is_consistent);
     tcase_add_test(tc, admin_table_matches);
     tcase_add_test(tc, routes_for_picks_interface);
+    tcase_add_test(tc, v1_table_has_21_routes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("pipeline");

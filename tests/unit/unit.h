@@ -16,6 +16,8 @@ Suite *suite_keys(void);      /* test_keys.c: jr_keys.h, the key format */
 Suite *suite_counters(void);  /* test_counters.c: jr_counters.h, the shared-memory store */
 Suite *suite_multipart(void); /* test_multipart.c: jr_multipart.h */
 Suite *suite_storage(void);   /* test_storage.c: jr_storage.h, jr_magic.h, files and photos */
+Suite *suite_jw(void);        /* test_jw.c: jr_jw.h, the streaming JSON writer */
+Suite *suite_topic(void);     /* test_topic.c: jr_topic.h, the lesson position */
 
 /* Removes a directory tree (test_storage.c). */
 void unit_rm_rf(const char *path);

@@ -34,6 +34,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_counters());
     srunner_add_suite(sr, suite_multipart());
     srunner_add_suite(sr, suite_storage());
+    srunner_add_suite(sr, suite_jw());
+    srunner_add_suite(sr, suite_topic());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }
