@@ -12,7 +12,7 @@ mkdir -p "$data"
 data=$(cd "$data" && pwd)
 admin=${JOURNAL_ADMIN_USER:-admin}
 root="$data/httpd"
-mkdir -p "$root/run" "$root/logs" "$root/conf.d" "$root/htdocs" "$data/files"
+mkdir -p "$root/run" "$root/logs" "$root/conf.d" "$root/htdocs"
 
 if [ "$(id -u)" = "0" ]; then user=www-data group=www-data; else user=$(id -un) group=$(id -gn); fi
 
@@ -42,7 +42,7 @@ fi
 export JR_SERVER_ROOT="$root" JR_PORT="$port" JR_RUN_DIR="$root/run" JR_LOG_DIR="$root/logs"
 export JR_LOG_LEVEL=${JOURNAL_LOG_LEVEL:-warn} JR_MODULE="$build/mod_journal.so"
 export JR_USER="$user" JR_GROUP="$group" JR_DBD_DRIVER="$driver" JR_DBD_PARAMS="$params"
-export JR_DATA_DIR="$data/files" JR_DOC_ROOT="$root/htdocs"
+export JR_DATA_DIR="$data" JR_DOC_ROOT="$root/htdocs"
 sh "$top/scripts/render-conf.sh" "$top/conf/journal-dev.conf.in" > "$root/httpd.conf"
 
 if ! out=$(/usr/sbin/apache2 -t -d "$root" -f "$root/httpd.conf" 2>&1); then
