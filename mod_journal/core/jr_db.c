@@ -411,6 +411,55 @@ apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrow
     return APR_SUCCESS;
 }
 
+apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr_row_fn *fn,
+                               void *baton, int nargs, const char **args)
+{
+    sqlite3_stmt *st;
+    jr_rows_t shape, *all;
+    const char **row;
+    apr_status_t rv;
+    int rc, c, i;
+
+    if (db->dialect != JR_DB_SQLITE) {
+        if ((rv = jr_db_select(db, p, label, &all, nargs, args)) != APR_SUCCESS) {
+            return rv;
+        }
+        for (i = 0; i < all->nrows && fn(baton, all, all->rows[i]) == 0; ++i) {
+        }
+        return APR_SUCCESS;
+    }
+    if (!(st = lookup(db, label))) {
+        return APR_EGENERAL;
+    }
+    db->last_error = NULL;
+    if (sq_bind(st, nargs, args) != SQLITE_OK) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    memset(&shape, 0, sizeof(shape));
+    shape.ncols = sqlite3_column_count(st);
+    shape.names = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
+    row = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
+    for (c = 0; c < shape.ncols; ++c) {
+        shape.names[c] = apr_pstrdup(p, sqlite3_column_name(st, c));
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (c = 0; c < shape.ncols; ++c) {
+            row[c] = (const char *)sqlite3_column_text(st, c);
+        }
+        if (fn(baton, &shape, row) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, p, label, st);
+        return APR_EGENERAL;
+    }
+    sqlite3_reset(st);
+    return APR_SUCCESS;
+}
+
 static apr_status_t plain(jr_db_t *db, const char *sql)
 {
     int n = 0, rc;

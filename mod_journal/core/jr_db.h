@@ -73,6 +73,14 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
                         const char **args);
 
+/* Calls fn for each row of a select without materialising the result: row[c] is column c
+ * as text (NULL for SQL NULL), valid only during the call (on SQLite it points into the
+ * statement's own buffers). shape carries the column names (nrows 0). A non-zero return of
+ * fn stops the loop. */
+typedef int jr_row_fn(void *baton, const jr_rows_t *shape, const char *const *row);
+apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr_row_fn *fn,
+                               void *baton, int nargs, const char **args);
+
 /* Write transactions: BEGIN IMMEDIATE on SQLite so the write lock is taken up front. */
 apr_status_t jr_db_begin(jr_db_t *db);
 apr_status_t jr_db_commit(jr_db_t *db);

@@ -168,26 +168,46 @@ static void entry_cols(const jr_rows_t *r, entry_cols_t *c)
 #undef COL
 }
 
-static void entry_write(jr_jw_t *w, const jr_rows_t *r, int i, const entry_cols_t *c)
+/* One row (column texts in the order of the result) written as an entry record. */
+static void entry_write(jr_jw_t *w, const char *const *row, const entry_cols_t *c)
 {
-    const char *photo = JR_CELL(r, i, c->has_photo);
+#define CELL(idx) ((idx) >= 0 ? row[(idx)] : NULL)
+    const char *photo = CELL(c->has_photo);
     jr_jw_obj(w);
-    jr_jw_kint_text(w, "id", JR_CELL(r, i, c->id));
-    jr_jw_kstr(w, "student_name", JR_CELL(r, i, c->student_name));
-    jr_jw_kint_text(w, "student_id", JR_CELL(r, i, c->student_id));
-    jr_jw_kint_text(w, "group_id", JR_CELL(r, i, c->group_id));
-    jr_jw_kint_text(w, "branch_id", JR_CELL(r, i, c->branch_id));
-    jr_jw_kstr(w, "description", JR_CELL(r, i, c->description));
-    jr_jw_kint_text(w, "module_id", JR_CELL(r, i, c->module_id));
-    jr_jw_kstr(w, "module_name", JR_CELL(r, i, c->module_name));
-    jr_jw_kstr(w, "ai_status", JR_CELL(r, i, c->ai_status));
-    jr_jw_kint_text(w, "files_count", JR_CELL(r, i, c->files_count));
+    jr_jw_kint_text(w, "id", CELL(c->id));
+    jr_jw_kstr(w, "student_name", CELL(c->student_name));
+    jr_jw_kint_text(w, "student_id", CELL(c->student_id));
+    jr_jw_kint_text(w, "group_id", CELL(c->group_id));
+    jr_jw_kint_text(w, "branch_id", CELL(c->branch_id));
+    jr_jw_kstr(w, "description", CELL(c->description));
+    jr_jw_kint_text(w, "module_id", CELL(c->module_id));
+    jr_jw_kstr(w, "module_name", CELL(c->module_name));
+    jr_jw_kstr(w, "ai_status", CELL(c->ai_status));
+    jr_jw_kint_text(w, "files_count", CELL(c->files_count));
     jr_jw_kbool(w, "has_photo", photo && strcmp(photo, "0") != 0);
-    jr_jw_kstr(w, "created_at", JR_CELL(r, i, c->created_at));
-    jr_jw_kstr(w, "updated_at", JR_CELL(r, i, c->updated_at));
-    jr_jw_kint_text(w, "created_by", JR_CELL(r, i, c->created_by));
-    jr_jw_kint_text(w, "created_by_key", JR_CELL(r, i, c->created_by_key));
+    jr_jw_kstr(w, "created_at", CELL(c->created_at));
+    jr_jw_kstr(w, "updated_at", CELL(c->updated_at));
+    jr_jw_kint_text(w, "created_by", CELL(c->created_by));
+    jr_jw_kint_text(w, "created_by_key", CELL(c->created_by_key));
     jr_jw_obj_end(w);
+#undef CELL
+}
+
+/* The writer of a streamed entry list: column indexes resolved on the first row. */
+typedef struct {
+    jr_jw_t *w;
+    entry_cols_t cols;
+    int seen;
+} entry_stream_t;
+
+static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *row)
+{
+    entry_stream_t *es = baton;
+    if (!es->seen++) {
+        entry_cols(shape, &es->cols);
+    }
+    entry_write(es->w, row, &es->cols);
+    return 0;
 }
 
 static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
@@ -207,7 +227,7 @@ static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, lon
     }
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
-    entry_write(&w, rows, 0, &cols);
+    entry_write(&w, rows->rows[0], &cols);
     body = jr_jw_done(&w, &len);
     return jr_reply_raw(res, status, body, len);
 }
@@ -261,27 +281,32 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
 #define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
+    jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     if (!g && !b && !m && !s && !name && !from && !to && !pat) {
-        if (jr_db_select(ctx->db, p, "entries_list_plain", &rows,
-                         JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
-                APR_SUCCESS ||
-            jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope)) !=
-                APR_SUCCESS) {
+        /* The hot path: rows go from the statement straight into the writer. */
+        entry_stream_t es = {&w, {0}, 0};
+        if (jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope)) !=
+            APR_SUCCESS) {
             return jr_fail(res, p, 503, "database unavailable");
         }
-    } else if (jr_db_select(ctx->db, p, "entries_list", &rows,
-                            JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset))) !=
-                   APR_SUCCESS ||
-               jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS)) !=
-                   APR_SUCCESS) {
+        jr_jw_list_begin(ctx, &w);
+        if (jr_db_select_each(ctx->db, p, "entries_list_plain", stream_entry, &es,
+                              JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
+            APR_SUCCESS) {
+            return jr_fail(res, p, 503, "database unavailable");
+        }
+        return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+    }
+    if (jr_db_select(ctx->db, p, "entries_list", &rows,
+                     JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
 #undef ENTRY_ARGS
-    jr_jw_init(&w, p, 512 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w);
     entry_cols(rows, &cols);
     for (i = 0; i < rows->nrows; ++i) {
-        entry_write(&w, rows, i, &cols);
+        entry_write(&w, rows->rows[i], &cols);
     }
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
