@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,15 +108,38 @@ static const unsigned char escape_me[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
 };
 
+/* Skips the bytes that need no escaping: eight at a time while a whole word lies before end
+ * (the usual zero-byte tests find a byte below 0x20, a '"' or a '\\' in a word), then byte
+ * by byte up to the next byte to escape or the terminating NUL. Bytes >= 0x80 are UTF-8
+ * (validated when the data came in) and pass. */
+static const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t x, quote, slash;
+        memcpy(&x, p, sizeof(x));
+        quote = x ^ (ones * '"');
+        slash = x ^ (ones * '\\');
+        if (((x - ones * 0x20) & ~x & highs) | ((quote - ones) & ~quote & highs) |
+            ((slash - ones) & ~slash & highs)) {
+            break;
+        }
+        p += 8;
+    }
+    while (!escape_me[*p]) {
+        ++p;
+    }
+    return p;
+}
+
 static void put_string(jr_jw_t *w, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s, *run = p;
+    const unsigned char *end = p + strlen(s);
     putc1(w, '"');
     for (;; ++p) {
-        while (!escape_me[*p]) {
-            ++p; /* bytes >= 0x80 are UTF-8, validated when the data came in */
-        }
+        p = plain_run(p, end);
         if (!*p) {
             break;
         }
