@@ -189,6 +189,13 @@ apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long 
     return jr_reply(res, ctx->pool, 200, items);
 }
 
+apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
+{
+    size_t len;
+    const char *body = jr_jw_done(w, &len);
+    return jr_reply_raw(res, status, body, len);
+}
+
 void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w)
 {
     if (ctx->iface == JR_IF_V1) {
@@ -201,8 +208,6 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w)
 apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
                             long long limit, long long offset)
 {
-    const char *body;
-    size_t len;
     jr_jw_arr_end(w);
     if (ctx->iface == JR_IF_V1) {
         jr_jw_kint(w, "total", total);
@@ -212,6 +217,5 @@ apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long lo
     } else {
         apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     }
-    body = jr_jw_done(w, &len);
-    return jr_reply_raw(res, 200, body, len);
+    return jr_reply_jw(res, 200, w);
 }

@@ -174,6 +174,8 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
  * closes it with total/limit/offset (or sets X-Total-Count) and fills res. */
 struct jr_jw;
 void jr_jw_list_begin(jr_ctx_t *ctx, struct jr_jw *w);
+/* Answers with the writer's finished document. */
+apr_status_t jr_reply_jw(jr_result_t *res, int status, struct jr_jw *w);
 apr_status_t jr_jw_list_end(jr_ctx_t *ctx, struct jr_jw *w, jr_result_t *res, long long total,
                             long long limit, long long offset);
 

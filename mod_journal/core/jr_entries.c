@@ -67,13 +67,6 @@ const jr_stmt_def_t jr_stmts_entries[] = {
      " WHERE id = " JR_INT " AND deleted_at IS NULL",
      NULL},
     {"entry_set_ai_status", "UPDATE entries SET ai_status = %s WHERE id = " JR_INT, NULL},
-    /* One open check per record (partial unique index): an open one is left as it is. */
-    {"ai_job_open",
-     "INSERT INTO ai_jobs (entity_type, entity_id, branch_id, status, attempts, created_at,"
-     " updated_at) VALUES (%s, " JR_INT ", " JR_INT ", 'pending', 0, %s, %s)"
-     " ON CONFLICT (entity_type, entity_id) WHERE status IN ('pending', 'processing')"
-     " DO NOTHING",
-     NULL},
     {"entries_move_branch",
      "UPDATE entries SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
     {NULL, NULL, NULL},
@@ -215,8 +208,6 @@ static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, lon
     entry_cols_t cols;
     jr_rows_t *rows;
     jr_jw_t w;
-    size_t len;
-    const char *body;
     if (jr_db_select(ctx->db, ctx->pool, "entry_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
@@ -228,8 +219,7 @@ static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, lon
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
     entry_write(&w, rows->rows[0], &cols);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, status, body, len);
+    return jr_reply_jw(res, status, &w);
 }
 
 /* A date filter's bound: the start of the day (from) or of the next day (to), in the
@@ -319,14 +309,11 @@ apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
 /* The AI check of an entry: status pending and an open job, when checks are on. */
 static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
 {
-    apr_pool_t *p = ctx->pool;
-    const char *now = jr_now_iso(p);
-    if (jr_db_exec(ctx->db, p, "entry_set_ai_status", NULL, JR_ARGS("pending", jr_i64(p, id))) !=
-        APR_SUCCESS) {
+    if (jr_db_exec(ctx->db, ctx->pool, "entry_set_ai_status", NULL,
+                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
-                      JR_ARGS("entry", jr_i64(p, id), jr_i64(p, branch), now, now));
+    return jr_ai_queue(ctx, "entry", id, branch);
 }
 
 /* The validated values of a create or update: every check against the database. */
@@ -363,11 +350,6 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
     return 0;
 }
 
-static const char *opt_id(apr_pool_t *p, long long id)
-{
-    return id ? jr_i64(p, id) : NULL;
-}
-
 static int checks_on(jr_ctx_t *ctx)
 {
     return jr_setting_on(ctx, "entry_ai_enabled");
@@ -393,9 +375,9 @@ apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     if (jr_db_select(ctx->db, p, "entry_insert", &rows,
-                     JR_ARGS(e.student_name, opt_id(p, e.student_id), jr_i64(p, e.group_id),
-                             jr_i64(p, e.branch_id), e.description, opt_id(p, e.module_id), NULL,
-                             now, now, opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id))) !=
+                     JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
+                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), NULL,
+                             now, now, jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 ||
         (checks_on(ctx) &&
@@ -448,8 +430,8 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     if (jr_db_exec(ctx->db, p, "entry_update", NULL,
-                   JR_ARGS(e.student_name, opt_id(p, e.student_id), jr_i64(p, e.group_id),
-                           jr_i64(p, e.branch_id), e.description, opt_id(p, e.module_id), status,
+                   JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
+                           jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
@@ -475,7 +457,7 @@ apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     if (jr_db_exec(ctx->db, p, "entry_soft_delete", &n,
-                   JR_ARGS(now, opt_id(p, ctx->who.user_id), now, jr_i64(p, id))) !=
+                   JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "entry", id, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);

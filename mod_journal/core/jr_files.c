@@ -263,7 +263,7 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     if (jr_db_select(
             ctx->db, p, "file_insert", &rows,
             JR_ARGS(jr_i64(p, id), up.name, st.stored_name, jr_i64(p, st.size), up.type, st.sha256,
-                    now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) != APR_SUCCESS ||
+                    now, jr_opt_i64(p, ctx->who.user_id))) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "entry_file", (fid = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, json_pack("[s,s,s,s]", "entry_id", "name", "size",

@@ -281,7 +281,7 @@ apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         return APR_SUCCESS;
     }
     if (jr_db_exec(ctx->db, p, "group_soft_delete", &n,
-                   JR_ARGS(now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL, now,
+                   JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "group", id, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);

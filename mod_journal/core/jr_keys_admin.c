@@ -109,8 +109,6 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    size_t len;
-    const char *body;
     int i;
     if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
@@ -121,8 +119,7 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_key_write(&w, rows, i);
     }
     jr_jw_arr_end(&w);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, 200, body, len);
+    return jr_reply_jw(res, 200, &w);
 }
 
 apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -258,7 +255,7 @@ apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                              jr_sha256_hex(p, secret, strlen(secret)), k.scopes,
                              k.rate ? k.rate : jr_i64(p, ctx->cfg->rate_default), k.branches,
                              k.expires, now,
-                             ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL, now)) !=
+                             jr_opt_i64(p, ctx->who.user_id), now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
         return jr_tx_fail(ctx, res, NULL);

@@ -130,15 +130,12 @@ static apr_status_t reply_report(jr_ctx_t *ctx, jr_result_t *res, int status, lo
 {
     jr_rows_t *rows = report_row(ctx, res, id);
     jr_jw_t w;
-    size_t len;
-    const char *body;
     if (!rows) {
         return APR_SUCCESS;
     }
     jr_jw_init(&w, ctx->pool, 2048);
     jr_report_write(&w, rows, 0);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, status, body, len);
+    return jr_reply_jw(res, status, &w);
 }
 
 /* A date query parameter: NULL when absent, -1 with a 400 when not a real date. */
@@ -197,27 +194,13 @@ apr_status_t jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     return reply_report(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-static const char *opt_id(apr_pool_t *p, long long id)
-{
-    return id ? jr_i64(p, id) : NULL;
-}
-
 static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
                                 const char *source)
 {
     apr_pool_t *p = ctx->pool;
     return jr_db_exec(ctx->db, p, "version_insert", NULL,
                       JR_ARGS(jr_i64(p, id), text, source, jr_now_iso(p),
-                              opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id)));
-}
-
-/* The AI check of a report, when lesson_ai_enabled is 'true'. */
-static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
-{
-    apr_pool_t *p = ctx->pool;
-    const char *now = jr_now_iso(p);
-    return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
-                      JR_ARGS("lesson_report", jr_i64(p, id), jr_i64(p, branch), now, now));
+                              jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id)));
 }
 
 /* Validated values of a create or update. */
@@ -293,11 +276,11 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (jr_db_select(ctx->db, p, "report_insert", &rows,
                      JR_ARGS(jr_i64(p, r.group_id), jr_i64(p, r.branch_id), r.lesson_date,
                              r.lesson_time, r.text, r.topic, status, now, now,
-                             opt_id(p, ctx->who.user_id), opt_id(p, ctx->who.key_id))) !=
+                             jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 ||
         add_version(ctx, (id = jr_rows_int(rows, 0, "id", 0)), r.text, "create") != APR_SUCCESS ||
-        (ai && queue_check(ctx, id, r.branch_id) != APR_SUCCESS) ||
+        (ai && jr_ai_queue(ctx, "lesson_report", id, r.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "lesson_report", id, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
@@ -326,7 +309,7 @@ static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
         (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
-         queue_check(ctx, id, r->branch_id) != APR_SUCCESS) ||
+         jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, action, "lesson_report", id, changes) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
     }
@@ -409,8 +392,6 @@ apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     jr_jw_t w;
-    size_t len;
-    const char *body;
     int i;
     if (!report_row(ctx, res, id)) {
         return APR_SUCCESS;
@@ -432,8 +413,7 @@ apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t
         jr_jw_obj_end(&w);
     }
     jr_jw_arr_end(&w);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, 200, body, len);
+    return jr_reply_jw(res, 200, &w);
 }
 
 apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

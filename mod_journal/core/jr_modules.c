@@ -96,8 +96,6 @@ static apr_status_t reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, lo
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    size_t len;
-    const char *body;
     if (jr_db_select(ctx->db, ctx->pool, "module_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
@@ -111,8 +109,7 @@ static apr_status_t reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, lo
     }
     jr_jw_init(&w, ctx->pool, 512);
     module_write(&w, rows, 0);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, status, body, len);
+    return jr_reply_jw(res, status, &w);
 }
 
 apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -245,7 +242,7 @@ apr_status_t jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     }
     /* Spec: deleting a module clears module_id on its entries (restoring does not relink). */
     if (jr_db_exec(ctx->db, p, "module_soft_delete", &n,
-                   JR_ARGS(now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL, now,
+                   JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_db_exec(ctx->db, p, "module_unlink_entries", NULL, JR_ARGS(now, jr_i64(p, id))) !=
             APR_SUCCESS ||

@@ -118,7 +118,7 @@ static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, con
                                const char *now)
 {
     apr_pool_t *p = ctx->pool;
-    const char *oid = jr_i64(p, id), *by = ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL;
+    const char *oid = jr_i64(p, id), *by = jr_opt_i64(p, ctx->who.user_id);
     jr_rows_t *ins;
     apr_status_t rv;
     int cur = find_role(rows, k->role);

@@ -9,6 +9,13 @@
 #include "jr_util.h"
 
 const jr_stmt_def_t jr_stmts_queues[] = {
+    /* One open check per record (partial unique index): an open one is left as it is. */
+    {"ai_job_open",
+     "INSERT INTO ai_jobs (entity_type, entity_id, branch_id, status, attempts, created_at,"
+     " updated_at) VALUES (%s, " JR_INT ", " JR_INT ", 'pending', 0, %s, %s)"
+     " ON CONFLICT (entity_type, entity_id) WHERE status IN ('pending', 'processing')"
+     " DO NOTHING",
+     NULL},
     {"signal_bump",
      "UPDATE worker_signals SET generation = generation + 1, updated_at = %s WHERE name = %s",
      NULL},
@@ -39,6 +46,14 @@ const jr_stmt_def_t jr_stmts_queues[] = {
               "branch_id", " GROUP BY status"),
     {NULL, NULL, NULL},
 };
+
+apr_status_t jr_ai_queue(jr_ctx_t *ctx, const char *entity_type, long long id, long long branch)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p);
+    return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
+                      JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now));
+}
 
 static apr_status_t wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
 {

@@ -255,7 +255,7 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         void *val;
         apr_hash_this(hi, &k, NULL, &val);
         if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
-                       JR_ARGS(k, val, now, ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) !=
+                       JR_ARGS(k, val, now, jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS) {
             return jr_tx_fail(ctx, res, NULL);
         }

@@ -96,8 +96,6 @@ static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, l
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    size_t len;
-    const char *body;
     if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
@@ -107,8 +105,7 @@ static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, l
     }
     jr_jw_init(&w, ctx->pool, 512);
     student_write(&w, rows, 0);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, status, body, len);
+    return jr_reply_jw(res, status, &w);
 }
 
 apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -173,7 +170,7 @@ apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     if (jr_db_select(ctx->db, p, "student_insert", &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
                              jr_json_str(in, "notes", ""), now, now,
-                             ctx->who.user_id ? jr_i64(p, ctx->who.user_id) : NULL)) !=
+                             jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "student", (id = jr_rows_int(rows, 0, "id", 0)),

@@ -78,6 +78,11 @@ const char *jr_i64(apr_pool_t *p, long long n)
     return jr_psprintf(p, "%lld", n);
 }
 
+const char *jr_opt_i64(apr_pool_t *p, long long id)
+{
+    return id ? jr_i64(p, id) : NULL;
+}
+
 const char *jr_iso_time(apr_pool_t *p, apr_time_t t)
 {
     apr_time_exp_t tm;

@@ -25,6 +25,9 @@ int jr_parse_int64(const char *s, long long min, long long max, long long *out);
 /* Decimal text of n in pool memory. */
 const char *jr_i64(apr_pool_t *p, long long n);
 
+/* The same for an optional id: NULL (SQL NULL) when id is 0. */
+const char *jr_opt_i64(apr_pool_t *p, long long id);
+
 /* UTC timestamp "YYYY-MM-DDTHH:MM:SSZ" for t (apr time, microseconds). */
 const char *jr_iso_time(apr_pool_t *p, apr_time_t t);
 const char *jr_now_iso(apr_pool_t *p);

@@ -6,8 +6,6 @@
 apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_jw_t w;
-    size_t len;
-    const char *body;
     int i;
     jr_jw_init(&w, ctx->pool, 1024);
     jr_jw_obj(&w);
@@ -27,6 +25,5 @@ apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_jw_key(&w, "key");
     jr_key_write(&w, ctx->who.key_row, 0);
     jr_jw_obj_end(&w);
-    body = jr_jw_done(&w, &len);
-    return jr_reply_raw(res, 200, body, len);
+    return jr_reply_jw(res, 200, &w);
 }
