@@ -310,6 +310,16 @@ static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *c
     return jr_request_authorize(ctx, &any, cred, res);
 }
 
+/* Every method a route of the journal uses. */
+#define MJ_METHODS "GET, HEAD, POST, PUT, DELETE"
+
+static int method_not_allowed(request_rec *r, jr_result_t *res, const char *allow)
+{
+    apr_table_setn(res->headers, "Allow", allow);
+    jr_fail(res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
+    return send_result(r, res);
+}
+
 int mj_handler(request_rec *r)
 {
     mj_server_conf_t *conf;
@@ -344,6 +354,16 @@ int mj_handler(request_rec *r)
     table = jr_routes_for(r->parsed_uri.path ? r->parsed_uri.path : "/", &ctx.iface);
     match = jr_route_match(table, r->pool, r->method, r->parsed_uri.path ? r->parsed_uri.path : "/",
                            &route, ctx.params, &allow);
+    if (r->method_number == M_TRACE) {
+        /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
+         * before any key check. Only /api tells which methods a known path has; /api/v1
+         * never reveals without a key whether a path exists. */
+        ap_discard_request_body(r);
+        return method_not_allowed(r, &res,
+                                  ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD
+                                      ? allow
+                                      : MJ_METHODS);
+    }
     if (match != JR_ROUTE_FOUND) {
         ap_discard_request_body(r);
         /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
@@ -353,9 +373,7 @@ int mj_handler(request_rec *r)
         if (match == JR_ROUTE_NOT_FOUND) {
             return fail(r, &res, 404, "not found");
         }
-        apr_table_setn(res.headers, "Allow", allow);
-        jr_fail(&res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
-        return send_result(r, &res);
+        return method_not_allowed(r, &res, allow);
     }
     if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
         ap_discard_request_body(r);

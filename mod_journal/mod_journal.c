@@ -1,6 +1,10 @@
 /* mod_journal: the module record and its hooks. Everything else lives in the core
  * (mod_journal/core, no httpd headers) and in the mj_*.c glue. */
 #define MJ_MODULE_RECORD
+#include <strings.h>
+
+#include <ap_expr.h>
+#include <ap_mmn.h>
 #include <http_core.h>
 #include <http_request.h>
 
@@ -41,6 +45,41 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     mj_shm_child_init(p, s);
 }
 
+/* 1 when the merged per-directory configuration hands the request to our handler
+ * (SetHandler journal). */
+static int handler_is_journal(request_rec *r)
+{
+    const core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    const char *handler = d->handler;
+#if AP_MODULE_MAGIC_AT_LEAST(20120211, 53)
+    if (d->expr_handler) {
+        const char *err = NULL;
+        handler = ap_expr_str_exec(r, d->expr_handler, &err);
+        if (err) {
+            handler = NULL;
+        }
+    }
+#endif
+    return handler && !strcasecmp(handler, MJ_HANDLER);
+}
+
+/* The journal's requests have no file behind them, so they are claimed here, the way
+ * mod_proxy claims its own: core's directory walk and its .htaccess lookups never run for
+ * them (they fail with 403 when a parent of the DocumentRoot is closed to the server's
+ * user), and httpd's TRACE echo, itself a map_to_storage hook, never answers on our
+ * locations. SetHandler is applied only later (fixups), and core has reset
+ * r->per_dir_config to the server defaults before this hook, so the <Location> sections
+ * are merged here; the walk is cached, and core's own walk after this hook reuses it. */
+static int mj_map_to_storage(request_rec *r)
+{
+    ap_conf_vector_t *defaults = r->per_dir_config;
+    if (ap_location_walk(r) == OK && handler_is_journal(r)) {
+        return OK;
+    }
+    r->per_dir_config = defaults; /* core walks the directories from the defaults */
+    return DECLINED;
+}
+
 static void mj_register_hooks(apr_pool_t *p)
 {
     jr_db_global_init(); /* as early as possible: before SQLite is first used */
@@ -49,6 +88,8 @@ static void mj_register_hooks(apr_pool_t *p)
     ap_hook_check_config(mj_db_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(mj_post_config, NULL, before_dbd, APR_HOOK_FIRST);
     ap_hook_child_init(mj_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Before core's directory walk and http_core's TRACE (both later in this hook). */
+    ap_hook_map_to_storage(mj_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(mj_handler, NULL, NULL, APR_HOOK_MIDDLE);
     mj_db_register();
 }
