@@ -2,6 +2,7 @@
  * (mod_journal/core, no httpd headers) and in the mj_*.c glue. */
 #define MJ_MODULE_RECORD
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <ap_expr.h>
 #include <ap_mmn.h>
@@ -21,12 +22,21 @@ static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, con
 
 static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
+    mode_t umask_before;
+    int rc;
+
     jr_log_set(log_to_httpd, s);
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG &&
         mj_shm_post_config(pconf, s) != OK) {
         return !OK;
     }
-    if (mj_db_post_config(pconf, plog, ptemp, s) != OK) {
+    /* Migrating may create the SQLite database: owner-only (SQLite gives its -wal and -shm
+     * files the database's mode). The parent is single-threaded here, and the umask of the
+     * rest of httpd is left as it was. */
+    umask_before = umask(077);
+    rc = mj_db_post_config(pconf, plog, ptemp, s);
+    umask(umask_before);
+    if (rc != OK) {
         return !OK;
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <apr_general.h>
@@ -300,6 +301,9 @@ int main(int argc, const char *const *argv)
     const char *arg, *cmd;
     long long n;
 
+    /* A SQLite database created here is readable by its owner only, and so are its -wal and
+     * -shm files, which SQLite creates with the database's mode. */
+    umask(077);
     apr_app_initialize(&argc, &argv, NULL);
     atexit(apr_terminate);
     apr_pool_create(&p, NULL);

@@ -12,9 +12,8 @@
 #include "jr_log.h"
 #include "jr_storage.h"
 
-#define DIR_PERMS                                                                                  \
-    (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE | APR_FPROT_GREAD | APR_FPROT_GEXECUTE)
-#define TMP_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE)
+/* Owner-only, like the files (apr_file_mktemp makes them 0600 and a rename keeps that). */
+#define DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE)
 #define IO_CHUNK (64 * 1024)
 #define NAME_HEX 32
 
@@ -63,7 +62,7 @@ apr_status_t jr_storage_tmpfile(apr_file_t **fd, const char **path, apr_pool_t *
 {
     const char *dir = apr_pstrcat(p, data_dir, "/tmp", NULL);
     char *tmpl = apr_pstrcat(p, dir, "/", prefix, "-XXXXXX", NULL);
-    apr_status_t rv = apr_dir_make_recursive(dir, TMP_PERMS, p);
+    apr_status_t rv = apr_dir_make_recursive(dir, DIR_PERMS, p);
     if (rv != APR_SUCCESS) {
         return rv;
     }

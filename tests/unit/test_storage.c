@@ -266,6 +266,30 @@ START_TEST(temp_files_go_with_the_pool)
 }
 END_TEST
 
+static int mode_of(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (int)(st.st_mode & 07777);
+}
+
+START_TEST(stored_files_are_owner_only)
+{
+    mode_t before = umask(022); /* what httpd usually runs with */
+    jr_stored_t st;
+    const char *tmp = temp_with(pool, "abc", 3), *path;
+    ck_assert_int_eq(mode_of(tmp), 0600);
+    ck_assert_int_eq(mode_of(apr_pstrcat(pool, data_dir, "/tmp", NULL)), 0700);
+    ck_assert_int_eq(jr_storage_store(&st, pool, data_dir, JR_STORAGE_PHOTOS, tmp), APR_SUCCESS);
+    umask(before);
+    path = jr_storage_path(pool, data_dir, st.stored_name);
+    ck_assert_int_eq(mode_of(path), 0600);
+    path = apr_pstrcat(pool, data_dir, "/", apr_pstrmemdup(pool, st.stored_name, 9), NULL);
+    ck_assert_int_eq(mode_of(path), 0700);                                         /* shard */
+    ck_assert_int_eq(mode_of(apr_pstrcat(pool, data_dir, "/photos", NULL)), 0700); /* subdir */
+}
+END_TEST
+
 /* ---- magic --------------------------------------------------------------------------- */
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0,    0,
@@ -829,6 +853,7 @@ Suite *suite_storage(void)
     tcase_add_test(tc, stored_names);
     tcase_add_test(tc, remove_and_duplicate);
     tcase_add_test(tc, temp_files_go_with_the_pool);
+    tcase_add_test(tc, stored_files_are_owner_only);
     tcase_add_test(tc, magic_sniffs_the_bytes);
     tcase_add_test(tc, magic_type_lists);
     suite_add_tcase(s, tc);
