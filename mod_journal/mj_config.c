@@ -177,7 +177,7 @@ const command_rec mj_directives[] = {
     NUMERIC(10, "Length of a ban for failed logins"),
     NUMERIC(11, "Length of a ban for a filled honeypot field"),
     NUMERIC(12, "Largest accepted upload (entry file or photo)"),
-    NUMERIC(13, "How often housekeeping (the trash purge) runs"),
+    NUMERIC(13, "How often housekeeping (old temp files, the trash purge) runs"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     {NULL},

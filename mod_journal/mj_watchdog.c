@@ -1,5 +1,6 @@
 /* Periodic housekeeping through mod_watchdog: one child at a time (a singleton watchdog)
- * purges what has outlived trash_retention_days. */
+ * removes temp files a crashed child left behind and purges what has outlived
+ * trash_retention_days. */
 #include <string.h>
 
 #include <apr_optional.h>
@@ -7,12 +8,33 @@
 #include <mod_watchdog.h>
 
 #include "jr_ops.h"
+#include "jr_storage.h"
 #include "mj_private.h"
 
 #define WATCHDOG_NAME "mod_journal"
+/* Far longer than any upload takes: every write refreshes a temp file's mtime. */
+#define TMP_MAX_AGE apr_time_from_sec(86400)
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
+
+/* A child that dies while it receives an upload never runs the cleanup that removes its
+ * temp file under JournalDataDir/tmp. */
+static void sweep_tmp(server_rec *s, apr_pool_t *pool, const char *data_dir)
+{
+    int removed = 0, failed = 0;
+    apr_status_t rv =
+        jr_storage_sweep_tmp(pool, data_dir, apr_time_now() - TMP_MAX_AGE, &removed, &failed);
+    if (rv != APR_SUCCESS || failed) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     "JR00041: cannot clean %s/tmp (%d old temp file(s) left)", data_dir, failed);
+    }
+    if (removed) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     "JR00040: removed %d temp file(s) older than a day from %s/tmp", removed,
+                     data_dir);
+    }
+}
 
 static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
 {
@@ -21,7 +43,11 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     ap_dbd_t *dbd;
     jr_ctx_t ctx;
 
-    if (state != AP_WATCHDOG_STATE_RUNNING || !dbd_open_fn) {
+    if (state != AP_WATCHDOG_STATE_RUNNING) {
+        return APR_SUCCESS;
+    }
+    sweep_tmp(s, pool, conf->core.data_dir);
+    if (!dbd_open_fn) {
         return APR_SUCCESS;
     }
     if (!(dbd = dbd_open_fn(pool, s))) {

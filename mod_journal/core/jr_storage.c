@@ -77,6 +77,39 @@ apr_status_t jr_storage_tmpfile(apr_file_t **fd, const char **path, apr_pool_t *
     return APR_SUCCESS;
 }
 
+apr_status_t jr_storage_sweep_tmp(apr_pool_t *p, const char *data_dir, apr_time_t before,
+                                  int *removed, int *failed)
+{
+    const char *dir = apr_pstrcat(p, data_dir, "/tmp", NULL);
+    apr_pool_t *scratch;
+    apr_finfo_t fi;
+    apr_dir_t *d;
+    apr_status_t rv = apr_dir_open(&d, dir, p);
+
+    *removed = *failed = 0;
+    if (rv != APR_SUCCESS) {
+        return APR_STATUS_IS_ENOENT(rv) ? APR_SUCCESS : rv;
+    }
+    apr_pool_create(&scratch, p);
+    while ((rv = apr_dir_read(&fi, APR_FINFO_NAME, d)) == APR_SUCCESS || rv == APR_INCOMPLETE) {
+        const char *path = apr_pstrcat(scratch, dir, "/", fi.name, NULL);
+        /* lstat: a link is never followed, only regular files are ours. */
+        if (apr_stat(&fi, path, APR_FINFO_LINK | APR_FINFO_TYPE | APR_FINFO_MTIME, scratch) ==
+                APR_SUCCESS &&
+            fi.filetype == APR_REG && fi.mtime < before) {
+            if (apr_file_remove(path, scratch) == APR_SUCCESS) {
+                ++*removed;
+            } else {
+                ++*failed;
+            }
+        }
+        apr_pool_clear(scratch);
+    }
+    apr_pool_destroy(scratch);
+    apr_dir_close(d);
+    return APR_SUCCESS;
+}
+
 /* Hashes an open file from its start; *size is what was read. */
 static apr_status_t hash_fd(unsigned char md[32], apr_off_t *size, apr_pool_t *p, apr_file_t *fd)
 {

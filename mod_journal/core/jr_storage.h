@@ -33,6 +33,12 @@ const char *jr_storage_path(apr_pool_t *p, const char *data_dir, const char *sto
 apr_status_t jr_storage_tmpfile(apr_file_t **fd, const char **path, apr_pool_t *p,
                                 const char *data_dir, const char *prefix);
 
+/* Removes the regular files in data_dir/tmp last modified before `before`: what a child left
+ * when it died between creating a temp file and its pool cleanup. *removed counts them, and
+ * *failed those that could not be removed. A missing tmp directory is not an error. */
+apr_status_t jr_storage_sweep_tmp(apr_pool_t *p, const char *data_dir, apr_time_t before,
+                                  int *removed, int *failed);
+
 /* SHA-256 (hex) and size of a file, read in chunks. */
 apr_status_t jr_storage_sha256_file(const char **hex, apr_off_t *size, apr_pool_t *p,
                                     const char *path);

@@ -1,10 +1,12 @@
 /* jr_storage.h, jr_magic.h, and the operations built on them (jr_files.h): entry files,
  * entry photos and group covers, driven on a migrated SQLite file and a temp data
  * directory. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <apr_file_io.h>
@@ -287,6 +289,46 @@ START_TEST(stored_files_are_owner_only)
     path = apr_pstrcat(pool, data_dir, "/", apr_pstrmemdup(pool, st.stored_name, 9), NULL);
     ck_assert_int_eq(mode_of(path), 0700);                                         /* shard */
     ck_assert_int_eq(mode_of(apr_pstrcat(pool, data_dir, "/photos", NULL)), 0700); /* subdir */
+}
+END_TEST
+
+/* Sets a file's mtime to `age` seconds ago. */
+static void age_file(const char *path, long age)
+{
+    apr_time_t t = apr_time_now() - apr_time_from_sec(age);
+    ck_assert_int_eq(apr_file_mtime_set(path, t, pool), APR_SUCCESS);
+}
+
+START_TEST(sweep_removes_old_temp_files_only)
+{
+    const char *old = temp_with(pool, "old", 3), *fresh = temp_with(pool, "new", 3);
+    const char *dir = apr_pstrcat(pool, data_dir, "/tmp/old-dir", NULL);
+    const char *link = apr_pstrcat(pool, data_dir, "/tmp/old-link", NULL);
+    int removed = -1, failed = -1;
+
+    struct timespec link_age[2] = {{time(NULL) - 3 * 86400, 0}, {time(NULL) - 3 * 86400, 0}};
+
+    ck_assert_int_eq(apr_dir_make(dir, APR_FPROT_OS_DEFAULT, pool), APR_SUCCESS);
+    ck_assert_int_eq(symlink(fresh, link), 0);
+    ck_assert_int_eq(utimensat(AT_FDCWD, link, link_age, AT_SYMLINK_NOFOLLOW), 0);
+    age_file(old, 2 * 86400);
+    age_file(dir, 3 * 86400);
+    ck_assert_int_eq(jr_storage_sweep_tmp(pool, data_dir, apr_time_now() - apr_time_from_sec(86400),
+                                          &removed, &failed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(removed, 1);
+    ck_assert_int_eq(failed, 0);
+    ck_assert_int_eq(exists(old), 0);
+    ck_assert_int_eq(exists(fresh), 1);
+    ck_assert_int_eq(exists(dir), 1); /* only regular files are the module's temp files */
+    ck_assert_int_eq(unlink(link), 0); /* an old link is not followed, nor removed */
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* A data directory without tmp/ has nothing to sweep. */
+    ck_assert_int_eq(jr_storage_sweep_tmp(pool, "/nonexistent-jr", apr_time_now(), &removed,
+                                          &failed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(removed, 0);
 }
 END_TEST
 
@@ -854,6 +896,7 @@ Suite *suite_storage(void)
     tcase_add_test(tc, remove_and_duplicate);
     tcase_add_test(tc, temp_files_go_with_the_pool);
     tcase_add_test(tc, stored_files_are_owner_only);
+    tcase_add_test(tc, sweep_removes_old_temp_files_only);
     tcase_add_test(tc, magic_sniffs_the_bytes);
     tcase_add_test(tc, magic_type_lists);
     suite_add_tcase(s, tc);
