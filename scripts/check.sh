@@ -34,6 +34,8 @@ unit_tests() { # build dir [env...]: builds the Check runner and runs it in the 
 step "unit tests (Check)" unit_tests build
 
 step "integration (SQLite)" pytest_run sqlite JOURNAL_BUILD_DIR="$top/build" JOURNAL_TEST_DB=sqlite
+step "make run from a clone in a private directory" env JOURNAL_BUILD_DIR="$top/build" \
+    $PY -m pytest tests/run -q -rs -p no:cacheprovider
 
 pgdir=$(mktemp -d /tmp/journal-pg.XXXXXX)
 pgport=$(free_port)
