@@ -25,6 +25,7 @@ pytest_run() { # label, extra env...
 
 step "layering" sh scripts/check-layering.sh
 step "directives documented" sh scripts/check-directives-doc.sh
+step "source files in docs/architecture.md" sh scripts/check-architecture.sh
 step "build" sh scripts/build.sh build
 unit_tests() { # build dir [env...]: builds the Check runner and runs it in the foreground
     dir=$1; shift
