@@ -6,6 +6,7 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
+#include <apr_uri.h>
 #include <http_core.h>
 
 #include "jr_util.h"
@@ -57,6 +58,18 @@ static const num_directive_t numeric[] = {
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
 
+/* The worker processes and the AI endpoint (main server only: see set_worker_numeric). */
+static const num_directive_t worker_numeric[] = {
+    {"JournalWorkerProcesses", NUM_INT, 1, 16, FIELD(worker_processes),
+     "an integer from 1 to 16"},
+    {"JournalAITimeout", NUM_DURATION, 1, 3600, FIELD(ai_timeout),
+     "a duration from 1s to 1h (seconds, or a number with s, m or h)"},
+    {"JournalAIConcurrency", NUM_INT, 1, 256, FIELD(ai_concurrency),
+     "an integer from 1 to 256"},
+};
+
+#define WORKER_NUMERIC_COUNT (sizeof(worker_numeric) / sizeof(worker_numeric[0]))
+
 mj_server_conf_t *mj_conf(const server_rec *s)
 {
     return ap_get_module_config(s->module_config, &journal_module);
@@ -67,25 +80,43 @@ static long long *num_field(mj_server_conf_t *c, const num_directive_t *d)
     return (long long *)((char *)c + d->offset);
 }
 
+static void numeric_unset(mj_server_conf_t *c, const num_directive_t *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        *num_field(c, &t[i]) = -1;
+    }
+}
+
+static void numeric_merge(mj_server_conf_t *c, mj_server_conf_t *base, mj_server_conf_t *add,
+                          const num_directive_t *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        long long v = *num_field(add, &t[i]);
+        *num_field(c, &t[i]) = v >= 0 ? v : *num_field(base, &t[i]);
+    }
+}
+
+static void merge_worker(mj_server_conf_t *c, const mj_server_conf_t *base,
+                         const mj_server_conf_t *add);
+
 void *mj_create_server_conf(apr_pool_t *p, server_rec *s)
 {
     mj_server_conf_t *c = apr_pcalloc(p, sizeof(*c));
-    size_t i;
-    for (i = 0; i < NUMERIC_COUNT; ++i) {
-        *num_field(c, &numeric[i]) = -1;
-    }
+    numeric_unset(c, numeric, NUMERIC_COUNT);
+    numeric_unset(c, worker_numeric, WORKER_NUMERIC_COUNT);
     c->migrate = -1;
+    c->worker = -1;
     return c;
 }
 
 void *mj_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 {
     mj_server_conf_t *base = basev, *add = addv, *c = apr_pcalloc(p, sizeof(*c));
-    size_t i;
-    for (i = 0; i < NUMERIC_COUNT; ++i) {
-        long long v = *num_field(add, &numeric[i]);
-        *num_field(c, &numeric[i]) = v >= 0 ? v : *num_field(base, &numeric[i]);
-    }
+    numeric_merge(c, base, add, numeric, NUMERIC_COUNT);
+    numeric_merge(c, base, add, worker_numeric, WORKER_NUMERIC_COUNT);
+    merge_worker(c, base, add);
     c->data_dir = add->data_dir ? add->data_dir : base->data_dir;
     c->upload_types = add->upload_types ? add->upload_types : base->upload_types;
     c->migrate = add->migrate >= 0 ? add->migrate : base->migrate;
@@ -156,6 +187,175 @@ static const char *set_migrate(cmd_parms *cmd, void *dc, int flag)
     return NULL;
 }
 
+/* ---- The worker processes and the AI endpoint ------------------------------------------
+ * Main server only: httpd's parent runs one set of workers for the main server's database,
+ * so a value inside <VirtualHost> would mean nothing. Values are checked here; the key
+ * file's readability by the server's User is checked at startup (mj_worker.c). */
+
+static void merge_worker(mj_server_conf_t *c, const mj_server_conf_t *base,
+                         const mj_server_conf_t *add)
+{
+    c->worker = add->worker >= 0 ? add->worker : base->worker;
+    c->worker_path = add->worker_path ? add->worker_path : base->worker_path;
+    c->ai_endpoint = add->ai_endpoint ? add->ai_endpoint : base->ai_endpoint;
+    c->ai_model = add->ai_model ? add->ai_model : base->ai_model;
+    c->ai_key_file = add->ai_key_file ? add->ai_key_file : base->ai_key_file;
+}
+
+static const char *set_worker_numeric(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    return err ? err : set_numeric(cmd, dc, arg);
+}
+
+static const char *set_worker(cmd_parms *cmd, void *dc, int flag)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    if (!err) {
+        mj_conf(cmd->server)->worker = flag;
+    }
+    return err;
+}
+
+/* 1 when s has no space or control character (values go into the line-based settings file). */
+static int is_one_token(const char *s)
+{
+    for (; *s; ++s) {
+        if (apr_isspace(*s) || apr_iscntrl(*s)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *set_worker_path(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *path = err ? NULL : ap_server_root_relative(cmd->pool, arg);
+    if (err) {
+        return err;
+    }
+    if (!*arg || !path || strpbrk(path, "\r\n")) {
+        return apr_psprintf(cmd->pool, "JournalWorkerPath: invalid path '%s': use the path of "
+                                       "the journal-worker program", arg);
+    }
+    mj_conf(cmd->server)->worker_path = path;
+    return NULL;
+}
+
+/* An http(s) base URL without credentials, query or fragment; trailing slashes dropped. */
+static const char *set_ai_endpoint(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    apr_uri_t u;
+    char *url;
+    size_t n;
+    if (err) {
+        return err;
+    }
+    if (apr_uri_parse(cmd->pool, arg, &u) == APR_SUCCESS && (u.user || u.password)) {
+        return "JournalAIEndpoint: a user name or password in the URL is not allowed: put the "
+               "key in the file named by JournalAIKeyFile";
+    }
+    if (strlen(arg) > 2048 || !is_one_token(arg) ||
+        apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme ||
+        (ap_cstr_casecmp(u.scheme, "http") != 0 && ap_cstr_casecmp(u.scheme, "https") != 0) ||
+        !u.hostname || !*u.hostname || u.query || u.fragment) {
+        return apr_psprintf(cmd->pool, "JournalAIEndpoint: '%s' is not valid: use the http:// or "
+                                       "https:// base URL of an OpenAI-compatible API, such as "
+                                       "http://127.0.0.1:11434/v1 (no query or fragment)",
+                            arg);
+    }
+    url = apr_pstrdup(cmd->pool, arg);
+    for (n = strlen(url); n > 0 && url[n - 1] == '/'; --n) {
+        url[n - 1] = '\0';
+    }
+    mj_conf(cmd->server)->ai_endpoint = url;
+    return NULL;
+}
+
+static const char *set_ai_model(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    if (err) {
+        return err;
+    }
+    if (!*arg || strlen(arg) > 256 || !is_one_token(arg)) {
+        return apr_psprintf(cmd->pool, "JournalAIModel: '%s' is not valid: use a model name of "
+                                       "1 to 256 characters without spaces, such as llama3.1",
+                            arg);
+    }
+    mj_conf(cmd->server)->ai_model = apr_pstrdup(cmd->pool, arg);
+    return NULL;
+}
+
+static const char *set_ai_key_file(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *path = err ? NULL : ap_server_root_relative(cmd->pool, arg);
+    apr_finfo_t fi;
+    if (err) {
+        return err;
+    }
+    if (!*arg || !path || strpbrk(path, "\r\n")) {
+        return apr_psprintf(cmd->pool, "JournalAIKeyFile: invalid path '%s'", arg);
+    }
+    if (apr_stat(&fi, path, APR_FINFO_TYPE, cmd->pool) != APR_SUCCESS || fi.filetype != APR_REG) {
+        return apr_psprintf(cmd->pool, "JournalAIKeyFile: '%s' is not an existing file: use a "
+                                       "file that holds the API key",
+                            path);
+    }
+    mj_conf(cmd->server)->ai_key_file = path;
+    return NULL;
+}
+
+/* Defaults of the block above, and what the core needs of it. */
+static const char *resolve_worker(mj_server_conf_t *c)
+{
+    if (c->worker < 0) {
+        c->worker = 1;
+    }
+    if (!c->worker_path) {
+        c->worker_path = MJ_DEFAULT_WORKER_PATH;
+    }
+    if (c->worker_processes < 0) {
+        c->worker_processes = MJ_DEFAULT_WORKER_PROCESSES;
+    }
+    if (c->ai_timeout < 0) {
+        c->ai_timeout = MJ_DEFAULT_AI_TIMEOUT;
+    }
+    if (c->ai_concurrency < 0) {
+        c->ai_concurrency = MJ_DEFAULT_AI_CONCURRENCY;
+    }
+    c->core.ai_endpoint = c->ai_endpoint;
+    c->core.ai_model = c->ai_model;
+    c->core.worker_supervised = c->worker;
+    c->core.worker_processes = (int)c->worker_processes;
+    if (c->ai_endpoint && !c->ai_model) {
+        return "JournalAIEndpoint needs JournalAIModel: name the model the endpoint serves";
+    }
+    return NULL;
+}
+
+#define WORKER_NUMERIC(i, help)                                                               \
+    AP_INIT_TAKE1(worker_numeric[i].name, set_worker_numeric, (void *)&worker_numeric[i],     \
+                  RSRC_CONF, help)
+
+#define WORKER_DIRECTIVES                                                                     \
+    AP_INIT_FLAG("JournalWorker", set_worker, NULL, RSRC_CONF,                                \
+                 "Start and supervise the journal-worker processes (On or Off)"),             \
+    WORKER_NUMERIC(0, "Number of journal-worker processes httpd supervises"),                 \
+    AP_INIT_TAKE1("JournalWorkerPath", set_worker_path, NULL, RSRC_CONF,                      \
+                  "Path of the journal-worker program"),                                      \
+    AP_INIT_TAKE1("JournalAIEndpoint", set_ai_endpoint, NULL, RSRC_CONF,                      \
+                  "Base URL of an OpenAI-compatible API for the AI text checks"),             \
+    AP_INIT_TAKE1("JournalAIModel", set_ai_model, NULL, RSRC_CONF,                            \
+                  "Model name sent to the AI endpoint"),                                      \
+    AP_INIT_TAKE1("JournalAIKeyFile", set_ai_key_file, NULL, RSRC_CONF,                       \
+                  "File holding the bearer key of the AI endpoint"),                          \
+    WORKER_NUMERIC(1, "Timeout of one request to the AI endpoint"),                           \
+    WORKER_NUMERIC(2, "AI requests in flight per worker process")
+
 #define NUMERIC(i, help) \
     AP_INIT_TAKE1(numeric[i].name, set_numeric, (void *)&numeric[i], RSRC_CONF, help)
 
@@ -180,6 +380,7 @@ const command_rec mj_directives[] = {
     NUMERIC(13, "How often housekeeping (old temp files, the trash purge) runs"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
+    WORKER_DIRECTIVES,
     {NULL},
 };
 
@@ -187,6 +388,7 @@ const command_rec mj_directives[] = {
  * Returns an error message or NULL. */
 const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
 {
+    const char *err;
 #define DFLT(field, value) c->field = c->field >= 0 ? c->field : (value)
     DFLT(session_ttl, MJ_DEFAULT_SESSION_TTL);
     DFLT(max_body, MJ_DEFAULT_MAX_BODY);
@@ -206,6 +408,9 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
+    }
+    if ((err = resolve_worker(c)) != NULL) {
+        return err;
     }
     if (c->rate_default > c->rate_max) {
         return jr_psprintf(p, "JournalRateLimitDefault (%lld) must not exceed "

@@ -26,7 +26,7 @@ ap_dbd_t *mj_dbd_acquire(request_rec *r)
 
 /* mod_dbd keeps its settings private; its server config starts with a pointer to the public
  * dbd_cfg_t (stable across httpd 2.4). We only read the driver name and parameters. */
-static const dbd_cfg_t *dbd_settings(server_rec *s)
+const dbd_cfg_t *mj_dbd_settings(server_rec *s)
 {
     module *dbd = ap_find_linked_module("mod_dbd.c");
     void *svr;
@@ -52,7 +52,7 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
             return !OK;
         }
     }
-    cfg = dbd_settings(s);
+    cfg = mj_dbd_settings(s);
     if (!cfg || !jr_db_dialect_of(cfg->name)) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "JR00002: DBDriver must be sqlite3 or pgsql for mod_journal (found %s)",
@@ -145,7 +145,7 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
         return !OK;
     }
     for (sp = s; sp; sp = sp->next) {
-        const dbd_cfg_t *cfg = dbd_settings(sp);
+        const dbd_cfg_t *cfg = mj_dbd_settings(sp);
         jr_dialect_e dialect = cfg ? jr_db_dialect_of(cfg->name) : 0;
         const char *key;
         if (!dialect) {

@@ -28,6 +28,11 @@ typedef struct {
     long long upload_max;
     const char *upload_types;
     long long purge_interval;
+    /* The worker processes and the AI endpoint: main server only (see mj_worker.c). */
+    int worker; /* JournalWorker; -1 while unset */
+    const char *worker_path;
+    long long worker_processes, ai_timeout, ai_concurrency;
+    const char *ai_endpoint, *ai_model, *ai_key_file;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 
@@ -38,6 +43,12 @@ typedef struct {
 #define MJ_DEFAULT_BCRYPT_COST 10
 #define MJ_DEFAULT_UPLOAD_MAX (20LL * 1024 * 1024)
 #define MJ_DEFAULT_PURGE_INTERVAL 3600
+#define MJ_DEFAULT_WORKER_PROCESSES 1
+#define MJ_DEFAULT_AI_TIMEOUT 60
+#define MJ_DEFAULT_AI_CONCURRENCY 4
+#ifndef MJ_DEFAULT_WORKER_PATH /* the build passes $(bindir)/journal-worker */
+#define MJ_DEFAULT_WORKER_PATH "/usr/local/bin/journal-worker"
+#endif
 #define MJ_DEFAULT_UPLOAD_TYPES                                                               \
     "application/pdf image/jpeg image/png image/webp image/gif text/plain text/csv "          \
     "application/msword application/vnd.openxmlformats-officedocument.wordprocessingml.document " \
@@ -63,6 +74,14 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
 apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd);
 void mj_db_register(void);
 ap_dbd_t *mj_dbd_acquire(request_rec *r);
+
+/* mj_db.c: mod_dbd's driver name and parameters of a server (NULL without DBDriver) */
+const dbd_cfg_t *mj_dbd_settings(server_rec *s);
+
+/* mj_worker.c: the journal-worker processes httpd's parent supervises */
+int mj_worker_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s);
+int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 
 /* mj_http.c */
 int mj_handler(request_rec *r);

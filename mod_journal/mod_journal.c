@@ -42,7 +42,10 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
-    return mj_watchdog_post_config(pconf, s);
+    if (mj_watchdog_post_config(pconf, s) != OK) {
+        return !OK;
+    }
+    return mj_worker_post_config(pconf, ptemp, s);
 }
 
 static void mj_child_init(apr_pool_t *p, server_rec *s)
@@ -96,6 +99,7 @@ static void mj_register_hooks(apr_pool_t *p)
     /* Before mod_dbd's post_config, which collects the statements to prepare. */
     static const char *const before_dbd[] = {"mod_dbd.c", NULL};
     ap_hook_check_config(mj_db_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(mj_worker_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(mj_post_config, NULL, before_dbd, APR_HOOK_FIRST);
     ap_hook_child_init(mj_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before core's directory walk and http_core's TRACE (both later in this hook). */

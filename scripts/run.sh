@@ -111,6 +111,36 @@ export JR_USER="$user" JR_GROUP="$group" JR_DBD_DRIVER="$driver" JR_DBD_PARAMS="
 export JR_DATA_DIR="$data" JR_DOC_ROOT="$root/htdocs"
 sh "$top/scripts/render-conf.sh" "$top/conf/journal-dev.conf.in" > "$root/httpd.conf"
 
+# The worker httpd starts and supervises, and the AI endpoint it uses (docs/worker.md).
+conf_value() { # name value: refuses what cannot be a quoted httpd argument
+    case "$2" in *'"'*|*'\'*|*"
+"*) echo "run.sh: $1 must not contain quotes, backslashes or line breaks" >&2; exit 1 ;; esac
+}
+worker="$build/journal-worker"
+{
+    echo "# Written by make run from the environment at each start; edits are lost."
+    if [ -x "$worker" ] && [ "$(id -u)" = "0" ] && ! runuser -u "$user" -- test -x "$worker"; then
+        echo "run.sh: $user cannot run $worker (a private directory?): no worker runs" >&2
+        echo "JournalWorker Off"
+    else
+        echo "JournalWorkerPath \"$worker\""
+    fi
+    if [ -n "${JOURNAL_AI_ENDPOINT:-}" ]; then
+        conf_value JOURNAL_AI_ENDPOINT "$JOURNAL_AI_ENDPOINT"
+        echo "JournalAIEndpoint \"$JOURNAL_AI_ENDPOINT\""
+    fi
+    if [ -n "${JOURNAL_AI_MODEL:-}" ]; then
+        conf_value JOURNAL_AI_MODEL "$JOURNAL_AI_MODEL"
+        echo "JournalAIModel \"$JOURNAL_AI_MODEL\""
+    fi
+    if [ -n "${JOURNAL_AI_KEY_FILE:-}" ]; then
+        [ -f "$JOURNAL_AI_KEY_FILE" ] || { echo "run.sh: JOURNAL_AI_KEY_FILE: no such file" >&2; exit 1; }
+        key=$(cd "$(dirname "$JOURNAL_AI_KEY_FILE")" && pwd)/$(basename "$JOURNAL_AI_KEY_FILE")
+        conf_value JOURNAL_AI_KEY_FILE "$key"
+        echo "JournalAIKeyFile \"$key\""
+    fi
+} > "$root/worker.conf"
+
 if ! out=$(/usr/sbin/apache2 -t -d "$root" -f "$root/httpd.conf" 2>&1); then
     echo "$out" >&2
     exit 1

@@ -57,7 +57,22 @@ typedef struct {
     const char *data_dir;     /* files, photos and upload temp files live below it */
     long long upload_max;     /* largest accepted upload (file or photo), bytes */
     const char *upload_types; /* allowed sniffed types of entry files, space separated */
+    /* The AI text checks (JournalAI*) and the worker processes this httpd supervises. */
+    const char *ai_endpoint; /* NULL: AI not configured, jobs stay queued */
+    const char *ai_model;
+    int worker_supervised;   /* JournalWorker On */
+    int worker_processes;    /* JournalWorkerProcesses */
+    const struct jr_worker_census *workers; /* kept by httpd's parent; NULL when unknown */
 } jr_config_t;
+
+/* What httpd's parent knows of the worker processes it supervises, in shared memory that
+ * its children read with apr_atomic_read32 (they cannot see the parent's process table). */
+typedef struct jr_worker_census {
+    volatile apr_uint32_t running;  /* processes alive now */
+    volatile apr_uint32_t restarts; /* processes started again after one ended, since the
+                                     * last (re)start of httpd */
+    volatile apr_uint32_t binary;   /* 1: JournalWorkerPath was an executable file */
+} jr_worker_census_t;
 
 /* Defaults of the settings above (documented in docs/directives.md). */
 #define JR_DEFAULT_RATE 60

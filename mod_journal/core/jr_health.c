@@ -1,3 +1,5 @@
+#include <apr_atomic.h>
+
 #include "jr_ops.h"
 #include "jr_json.h"
 
@@ -16,9 +18,43 @@ apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         schema = jr_rows_int(rows, 0, "version", 0);
     }
     return jr_reply(res, ctx->pool, *db == 'o' ? 200 : 503,
-                    json_pack("{s:s, s:s, s:s, s:s?, s:I}", "status", *db == 'o' ? "ok" : "error",
-                              "db", db, "version", JR_VERSION, "database",
+                    json_pack("{s:s, s:s, s:s, s:s?, s:I, s:o}", "status",
+                              *db == 'o' ? "ok" : "error", "db", db, "version", JR_VERSION,
+                              "database",
                               ctx->db ? (ctx->db->dialect == JR_DB_PGSQL ? "pgsql" : "sqlite3")
                                       : NULL,
-                              "schema_version", (json_int_t)schema));
+                              "schema_version", (json_int_t)schema, "ai",
+                              jr_ai_describe(ctx->cfg, NULL, 0)));
+}
+
+/* Worker processes alive, as httpd's parent counts them: null when this httpd does not
+ * supervise them (they may run elsewhere, nobody here knows). */
+static json_t *workers_running(const jr_config_t *cfg)
+{
+    return cfg->worker_supervised && cfg->workers
+               ? json_integer(apr_atomic_read32(&((jr_worker_census_t *)cfg->workers)->running))
+               : json_null();
+}
+
+json_t *jr_ai_describe(const jr_config_t *cfg, json_t *into, int detail)
+{
+    const jr_worker_census_t *census = cfg->worker_supervised ? cfg->workers : NULL;
+    json_t *out = into ? into : json_object();
+    json_object_set_new(out, "configured", json_boolean(cfg->ai_endpoint != NULL));
+    if (!detail) {
+        json_object_set_new(out, "workers_running", workers_running(cfg));
+        return out;
+    }
+    /* Never the endpoint (it names internal hosts) and never anything of the key. */
+    json_object_set_new(out, "model", cfg->ai_model ? json_string(cfg->ai_model) : json_null());
+    json_object_set_new(
+        out, "workers",
+        json_pack("{s:b, s:i, s:o, s:I, s:o}", "supervised", cfg->worker_supervised != 0,
+                  "processes", cfg->worker_supervised ? cfg->worker_processes : 0, "running",
+                  workers_running(cfg), "restarts",
+                  (json_int_t)(census ? apr_atomic_read32((apr_uint32_t *)&census->restarts) : 0),
+                  "binary",
+                  census ? json_boolean(apr_atomic_read32((apr_uint32_t *)&census->binary))
+                         : json_null()));
+    return out;
 }

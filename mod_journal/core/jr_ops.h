@@ -7,6 +7,9 @@
 
 /* jr_health.c */
 jr_op_fn jr_op_health;
+/* Whether AI is configured and what is known of the worker processes, added to `into` (or a
+ * new object when NULL): brief for /api/health, with detail for /api/ai/status. */
+json_t *jr_ai_describe(const jr_config_t *cfg, json_t *into, int detail);
 
 /* jr_auth.c */
 jr_op_fn jr_op_login;

@@ -156,7 +156,8 @@ json_t *jr_queue_counts(jr_ctx_t *ctx, int ai)
 apr_status_t jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 1);
-    return c ? jr_reply(res, ctx->pool, 200, c) : jr_fail(res, ctx->pool, 503, "database unavailable");
+    return c ? jr_reply(res, ctx->pool, 200, jr_ai_describe(ctx->cfg, c, 1))
+             : jr_fail(res, ctx->pool, 503, "database unavailable");
 }
 
 apr_status_t jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

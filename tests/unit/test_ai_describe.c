@@ -1,0 +1,92 @@
+/* jr_ai_describe: what /api/health and /api/ai/status say about AI and the worker processes.
+ * Never the endpoint, never anything of the key; counts only from the census httpd's parent
+ * keeps, and null where this httpd cannot know. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jr_ops.h"
+#include "unit.h"
+
+static char *dump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+/* Asserts both answers for cfg: brief (health) and detailed (AI status). */
+static void expect(const jr_config_t *cfg, const char *brief, const char *detail)
+{
+    const char *want[] = {brief, detail};
+    int i;
+    for (i = 0; i < 2; ++i) {
+        char *got = dump(jr_ai_describe(cfg, NULL, i));
+        ck_assert_msg(strcmp(got, want[i]) == 0, "got %s, want %s", got, want[i]);
+        free(got);
+    }
+}
+
+#define UNKNOWN_WORKERS                                                                    \
+    "{\"configured\":false,\"model\":null,\"workers\":{\"binary\":null,\"processes\":0,"        \
+    "\"restarts\":0,\"running\":null,\"supervised\":false}}"
+
+START_TEST(not_configured_not_supervised)
+{
+    jr_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    expect(&cfg, "{\"configured\":false,\"workers_running\":null}", UNKNOWN_WORKERS);
+}
+END_TEST
+
+START_TEST(configured_and_supervised)
+{
+    jr_worker_census_t census = {.running = 2, .restarts = 5, .binary = 1};
+    jr_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.ai_endpoint = "http://10.1.2.3:11434/v1";
+    cfg.ai_model = "llama3.1";
+    cfg.worker_supervised = 1;
+    cfg.worker_processes = 3;
+    cfg.workers = &census;
+    expect(&cfg, "{\"configured\":true,\"workers_running\":2}",
+           "{\"configured\":true,\"model\":\"llama3.1\",\"workers\":{\"binary\":true,"
+           "\"processes\":3,\"restarts\":5,\"running\":2,\"supervised\":true}}");
+}
+END_TEST
+
+START_TEST(off_ignores_the_census)
+{
+    /* JournalWorker Off: workers may run on another host; this httpd knows nothing of them. */
+    jr_worker_census_t census = {.running = 1, .restarts = 3, .binary = 1};
+    jr_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.worker_processes = 2;
+    cfg.workers = &census;
+    expect(&cfg, "{\"configured\":false,\"workers_running\":null}", UNKNOWN_WORKERS);
+}
+END_TEST
+
+START_TEST(added_to_the_queue_counts)
+{
+    jr_config_t cfg;
+    json_t *counts = json_pack("{s:i, s:i}", "pending", 4, "failed", 1);
+    memset(&cfg, 0, sizeof(cfg));
+    ck_assert_ptr_eq(jr_ai_describe(&cfg, counts, 1), counts);
+    ck_assert_int_eq(json_integer_value(json_object_get(counts, "pending")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(counts, "failed")), 1);
+    ck_assert(json_is_false(json_object_get(counts, "configured")));
+    json_decref(counts);
+}
+END_TEST
+
+Suite *suite_ai_describe(void)
+{
+    Suite *s = suite_create("ai_describe");
+    TCase *tc = tcase_create("ai_describe");
+    tcase_add_test(tc, not_configured_not_supervised);
+    tcase_add_test(tc, configured_and_supervised);
+    tcase_add_test(tc, off_ignores_the_census);
+    tcase_add_test(tc, added_to_the_queue_counts);
+    suite_add_tcase(s, tc);
+    return s;
+}
