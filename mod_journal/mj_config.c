@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 #include <http_core.h>
 
+#include "jr_counters.h"
 #include "jr_util.h"
 #include "mj_private.h"
 
@@ -53,6 +54,8 @@ static const num_directive_t numeric[] = {
      "a size from 1K to 4G (bytes, or a number with K, M or G)"},
     {"JournalHousekeepingInterval", NUM_DURATION, 5, 86400, FIELD(purge_interval),
      "a duration from 5s to 1d"},
+    {"JournalCounterSlots", NUM_INT, JR_SHM_MIN_SLOTS, JR_SHM_MAX_SLOTS, FIELD(counter_slots),
+     "an integer from 64 to 1048576"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -178,6 +181,7 @@ const command_rec mj_directives[] = {
     NUMERIC(11, "Length of a ban for a filled honeypot field"),
     NUMERIC(12, "Largest accepted upload (entry file or photo)"),
     NUMERIC(13, "How often housekeeping (the trash purge) runs"),
+    NUMERIC(14, "Slots of each table of the shared counters"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     {NULL},
@@ -203,6 +207,7 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(migrate, 1);
     DFLT(upload_max, MJ_DEFAULT_UPLOAD_MAX);
     DFLT(purge_interval, MJ_DEFAULT_PURGE_INTERVAL);
+    DFLT(counter_slots, JR_SHM_DEFAULT_SLOTS);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;

@@ -79,6 +79,8 @@ def test_migrations_are_idempotent(fresh_server):
     ("JournalMaxBodySize lots", "JournalMaxBodySize"),
     ("JournalBcryptCost 99", "JournalBcryptCost"),
     ("JournalBcryptCost x", "JournalBcryptCost"),
+    ("JournalCounterSlots 63", "JournalCounterSlots"),
+    ("JournalCounterSlots 2000000", "JournalCounterSlots"),
 ])
 def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     srv = fresh_server(line, start=False)
@@ -96,6 +98,7 @@ def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     "JournalMaxBodySize 2K",
     "JournalMaxBodySize 1048576",
     "JournalBcryptCost 10",
+    "JournalCounterSlots 100000",
 ])
 def test_valid_directive_passes_config_test(fresh_server, line):
     srv = fresh_server(line, start=False)
