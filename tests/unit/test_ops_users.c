@@ -528,6 +528,76 @@ START_TEST(no_counters_fails_closed)
 }
 END_TEST
 
+/* The key's branch_ids as /api/v1/me shows them for the key (fresh identity each time),
+ * as JSON text. */
+static const char *me_branch_ids(const char *key)
+{
+    jr_ctx_t v1 = fx_ctx;
+    jr_result_t res;
+    const char *err = NULL;
+    json_t *me;
+    memset(&v1.who, 0, sizeof(v1.who));
+    v1.iface = JR_IF_V1;
+    v1.method = "GET";
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_auth_key(&v1, key, &res), 1);
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_op_v1_me(&v1, NULL, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.status, 200);
+    me = res.json ? res.json : jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    ck_assert_ptr_nonnull(me);
+    ck_assert(json_equal(json_object_get(json_object_get(me, "key"), "branch_ids"),
+                         json_object_get(json_object_get(me, "user"), "branch_ids")));
+    return json_is_null(json_object_get(json_object_get(me, "user"), "branch_ids"))
+               ? "null"
+               : jr_json_dump(fx_pool,
+                              json_object_get(json_object_get(me, "user"), "branch_ids"), NULL);
+}
+
+START_TEST(key_branch_ids_empty_is_refused)
+{
+    static const char *const msg =
+        "branch_ids: omit branch_ids or send null for an unrestricted key";
+    long long b = fx_new_branch("A"), id, before;
+    jr_result_t res;
+    const char *key;
+
+    before = fx_audit_count();
+    res = fx_call(jr_op_keys_create,
+                  "{\"name\": \"k\", \"scopes\": [\"read\"], \"branch_ids\": []}");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_str_eq(fx_error(&res), msg);
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM api_keys"), "0");
+    ck_assert_int_eq(fx_audit_count(), before);
+
+    res = fx_call(jr_op_keys_create,
+                  "{\"name\": \"k\", \"scopes\": [\"read\"], \"branch_ids\": null}");
+    ck_assert_int_eq(res.status, 201);
+    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    id = fx_id(&res);
+    key = jr_json_str(res.json, "key", "");
+    ck_assert_str_eq(me_branch_ids(key), "null");
+
+    fx_set_id(&fx_ctx, id);
+    res = fx_call(jr_op_keys_update,
+                  jr_psprintf(fx_pool, "{\"branch_ids\": [%lld]}", b));
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(me_branch_ids(key), jr_psprintf(fx_pool, "[%lld]", b));
+    before = fx_audit_count();
+    res = fx_call(jr_op_keys_update, "{\"name\": \"renamed\", \"branch_ids\": []}");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_str_eq(fx_error(&res), msg);
+    ck_assert_str_eq(fx_sql("SELECT name || ' ' || branch_ids FROM api_keys"),
+                     jr_psprintf(fx_pool, "k [%lld]", b));
+    ck_assert_int_eq(fx_audit_count(), before);
+    res = fx_call(jr_op_keys_update, "{\"branch_ids\": null}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    ck_assert_ptr_null(fx_sql("SELECT branch_ids FROM api_keys"));
+    ck_assert_str_eq(me_branch_ids(key), "null");
+}
+END_TEST
+
 /* ---- health -------------------------------------------------------------------------- */
 
 START_TEST(health_reports_schema)
@@ -582,6 +652,7 @@ Suite *suite_ops_users(void)
     tcase_add_test(tc, ipv6_ban_covers_the_64);
     tcase_add_test(tc, login_throttle_per_account);
     tcase_add_test(tc, no_counters_fails_closed);
+    tcase_add_test(tc, key_branch_ids_empty_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }
