@@ -9,6 +9,7 @@
 #include <apr_uri.h>
 #include <http_core.h>
 
+#include "jr_counters.h"
 #include "jr_util.h"
 #include "mj_private.h"
 
@@ -54,6 +55,14 @@ static const num_directive_t numeric[] = {
      "a size from 1K to 4G (bytes, or a number with K, M or G)"},
     {"JournalHousekeepingInterval", NUM_DURATION, 5, 86400, FIELD(purge_interval),
      "a duration from 5s to 1d"},
+    {"JournalLoginThrottleThreshold", NUM_INT, 1, 100000, FIELD(login_throttle_threshold),
+     "an integer from 1 to 100000"},
+    {"JournalLoginThrottleWindow", NUM_DURATION, 10, 86400, FIELD(login_throttle_window),
+     "a duration from 10s to 1d"},
+    {"JournalLoginThrottleMaxBackoff", NUM_DURATION, 1, 3600,
+     FIELD(login_throttle_max_backoff), "a duration from 1s to 1h"},
+    {"JournalCounterSlots", NUM_INT, JR_SHM_MIN_SLOTS, JR_SHM_MAX_SLOTS, FIELD(counter_slots),
+     "an integer from 64 to 1048576"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -378,6 +387,10 @@ const command_rec mj_directives[] = {
     NUMERIC(11, "Length of a ban for a filled honeypot field"),
     NUMERIC(12, "Largest accepted upload (entry file or photo)"),
     NUMERIC(13, "How often housekeeping (old temp files, the trash purge) runs"),
+    NUMERIC(14, "Failed logins for one account, within the window, that throttle it"),
+    NUMERIC(15, "Window in which failed logins for one account are counted"),
+    NUMERIC(16, "Longest wait of a throttled account (the back-off doubles up to it)"),
+    NUMERIC(17, "Slots of each table of the shared counters"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     WORKER_DIRECTIVES,
@@ -405,6 +418,10 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(migrate, 1);
     DFLT(upload_max, MJ_DEFAULT_UPLOAD_MAX);
     DFLT(purge_interval, MJ_DEFAULT_PURGE_INTERVAL);
+    DFLT(login_throttle_threshold, JR_DEFAULT_LOGIN_THROTTLE_THRESHOLD);
+    DFLT(login_throttle_window, JR_DEFAULT_LOGIN_THROTTLE_WINDOW);
+    DFLT(login_throttle_max_backoff, JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF);
+    DFLT(counter_slots, JR_SHM_DEFAULT_SLOTS);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
@@ -427,6 +444,9 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     c->core.login_ban_window = (int)c->login_ban_window;
     c->core.login_ban_duration = c->login_ban_duration;
     c->core.honeypot_ban_duration = c->honeypot_ban_duration;
+    c->core.login_throttle_threshold = (int)c->login_throttle_threshold;
+    c->core.login_throttle_window = (int)c->login_throttle_window;
+    c->core.login_throttle_max_backoff = (int)c->login_throttle_max_backoff;
     c->core.data_dir = c->data_dir;
     c->core.upload_max = c->upload_max;
     c->core.upload_types = c->upload_types ? c->upload_types : MJ_DEFAULT_UPLOAD_TYPES;

@@ -33,6 +33,8 @@ typedef struct {
     const char *worker_path;
     long long worker_processes, ai_timeout, ai_concurrency;
     const char *ai_endpoint, *ai_model, *ai_key_file;
+    long long login_throttle_threshold, login_throttle_window, login_throttle_max_backoff;
+    long long counter_slots;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 

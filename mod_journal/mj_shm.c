@@ -20,24 +20,45 @@ jr_counters_t *mj_counters(void)
     return counters;
 }
 
+/* JournalCounterSlots of the main server (post_config runs before the defaults are
+ * resolved). */
+static unsigned configured_slots(server_rec *s)
+{
+    long long n = mj_conf(s)->counter_slots;
+    return n > 0 ? (unsigned)n : JR_SHM_DEFAULT_SLOTS;
+}
+
 int mj_shm_post_config(apr_pool_t *pconf, server_rec *s)
 {
+    unsigned slots = configured_slots(s);
     apr_status_t rv;
     retained = ap_retained_data_get(RETAINED_KEY);
     if (!retained) {
         retained = ap_retained_data_create(RETAINED_KEY, sizeof(*retained));
     }
     if (retained->shm) {
-        return OK;
+        if (jr_shmcounters_attach(pconf, apr_shm_baseaddr_get(retained->shm),
+                                  apr_shm_size_get(retained->shm), slots, 0)) {
+            return OK;
+        }
+        /* A restart with another JournalCounterSlots or a module with another layout: the
+         * children of the old generation keep their own mapping until they exit; the new
+         * generation must not attach to a region it cannot read. */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "JR02013: shared counters recreated for %u slots; counts start from zero",
+                     slots);
+        apr_shm_destroy(retained->shm);
+        retained->shm = NULL;
     }
     /* Anonymous shared memory lives in the process pool: it survives restarts. */
-    rv = apr_shm_create(&retained->shm, jr_shmcounters_size(), NULL, s->process->pool);
+    rv = apr_shm_create(&retained->shm, jr_shmcounters_size(slots), NULL, s->process->pool);
     if (rv != APR_SUCCESS) {
+        retained->shm = NULL;
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00009: cannot create shared memory");
         return !OK;
     }
     if (!jr_shmcounters_attach(s->process->pool, apr_shm_baseaddr_get(retained->shm),
-                               apr_shm_size_get(retained->shm), 1)) {
+                               apr_shm_size_get(retained->shm), slots, 1)) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00009: cannot initialise shared memory");
         return !OK;
     }
@@ -48,10 +69,10 @@ void mj_shm_child_init(apr_pool_t *pchild, server_rec *s)
 {
     if (retained && retained->shm) {
         counters = jr_shmcounters_attach(pchild, apr_shm_baseaddr_get(retained->shm),
-                                         apr_shm_size_get(retained->shm), 0);
+                                         apr_shm_size_get(retained->shm), configured_slots(s), 0);
     }
     if (!counters) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
-                     "JR00010: shared counters unavailable: rate limits and bans are off");
+                     "JR00010: shared counters unavailable: /api/v1 and logins answer 503");
     }
 }

@@ -6,7 +6,9 @@
 #include "jr_auth.h"
 #include "jr_bans.h"
 #include "jr_crypt.h"
+#include "jr_counters.h"
 #include "jr_json.h"
+#include "jr_log.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -117,33 +119,84 @@ static const jr_field_t login_fields[] = {
     {NULL},
 };
 
+/* Only robots fill a field that people never see. Any value but absent, null or "" counts,
+ * whatever else the body holds: a robot need not send a valid login to be recognised. */
+static int honeypot_filled(const json_t *in)
+{
+    json_t *v = json_object_get(in, "website");
+    return v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0);
+}
 
-apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+/* The account name as the log may show it: a user name's own alphabet, anything else '?'. */
+static const char *loggable_name(apr_pool_t *p, const char *name)
+{
+    char *out = apr_pstrndup(p, name, 64), *c;
+    for (c = out; *c; ++c) {
+        if (!isalnum((unsigned char)*c) && !strchr("._@-", *c)) {
+            *c = '?';
+        }
+    }
+    return out;
+}
+
+/* Reserves an attempt in the account's throttle. 0 to go on; otherwise fills res with the
+ * 429 of a throttled account and returns -1. */
+static int throttle_attempt(jr_ctx_t *ctx, const char *account, const char *source,
+                            jr_throttle_t *th, jr_result_t *res)
+{
+    const jr_config_t *c = ctx->cfg;
+    jr_throttle_cfg_t tc = {c->login_throttle_threshold, c->login_throttle_window,
+                            JR_LOGIN_THROTTLE_FIRST, c->login_throttle_max_backoff};
+    if (ctx->counters->ops->login_attempt(ctx->counters, account, source ? source : "", &tc,
+                                          apr_time_now(), th) != APR_SUCCESS) {
+        jr_fail(res, ctx->pool, 503, "rate limiting unavailable; try again later");
+        return -1;
+    }
+    if (th->refused) {
+        apr_table_setn(res->headers, "Retry-After", apr_itoa(ctx->pool, th->retry_after));
+        jr_fail(res, ctx->pool, 429, "too many failed logins for this account; retry in %d s",
+                th->retry_after);
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks a login body: ban, honeypot, shape, the account's throttle, the password. Returns
+ * the user's id, or 0 with res filled. */
+static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, login_fields);
-    const char *username, *password, *website, *token, *expires;
+    const char *msg, *username, *password, *source = jr_ip_subject(p, ctx->client_ip);
+    jr_throttle_t th;
     jr_rows_t *rows;
     int ok;
-    long long uid;
-    json_t *user;
 
     if (jr_ban_check(ctx, res) != 0) {
-        return APR_SUCCESS;
+        return 0;
     }
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+    if (honeypot_filled(in)) {
+        jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
+        jr_ban_refuse(ctx, res);
+        return 0;
+    }
+    if ((msg = jr_json_validate(p, in, login_fields)) != NULL) {
+        jr_fail(res, p, 400, "%s", msg);
+        return 0;
+    }
+    if (!ctx->counters) {
+        /* Neither the account's throttle nor the address's ban could count: fail closed. */
+        jr_fail(res, p, 503, "rate limiting unavailable; try again later");
+        return 0;
     }
     username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
     password = jr_json_str(in, "password", "");
-    website = jr_json_str(in, "website", NULL);
-    if (website && *website) {
-        /* Only robots fill a field that people never see. */
-        jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
-        return jr_ban_refuse(ctx, res);
-    }
     if (jr_db_select(ctx->db, p, "login_user", &rows, JR_ARGS(username)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    /* Unknown names are throttled exactly like real ones: a 429 tells nothing either. */
+    if (throttle_attempt(ctx, username, source, &th, res) != 0) {
+        return 0;
     }
     if (rows->nrows == 1 && jr_rows_int(rows, 0, "active", 0) == 1) {
         ok = jr_password_check(password, jr_rows_get(rows, 0, "password_hash"));
@@ -153,12 +206,33 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         ok = 0;
     }
     if (!ok) {
+        if (th.period) {
+            jr_log(JR_LOG_WARN, 0,
+                   "JR03010: %d failed logins for account '%s' within %d s; its logins are "
+                   "refused for %d s",
+                   th.attempts, loggable_name(p, username), ctx->cfg->login_throttle_window,
+                   th.period);
+        }
         jr_ban_count_failure(ctx, "login", ctx->cfg->login_ban_threshold,
                              ctx->cfg->login_ban_window, ctx->cfg->login_ban_duration,
                              JR_BAN_LOGIN);
-        return jr_fail(res, p, 401, "%s", bad_login);
+        jr_fail(res, p, 401, "%s", bad_login);
+        return 0;
     }
-    uid = jr_rows_int(rows, 0, "id", 0);
+    ctx->counters->ops->login_ok(ctx->counters, username, source ? source : "", apr_time_now());
+    return jr_rows_int(rows, 0, "id", 0);
+}
+
+apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *token, *expires;
+    long long uid;
+    json_t *user;
+
+    if (!(uid = login_verify(ctx, in, res))) {
+        return APR_SUCCESS;
+    }
     token = jr_new_token(p);
     if (!token) {
         return jr_fail(res, p, 500, "internal error");

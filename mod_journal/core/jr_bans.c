@@ -1,3 +1,6 @@
+#include <arpa/inet.h>
+#include <string.h>
+
 #include <apr_strings.h>
 
 #include "jr_bans.h"
@@ -9,8 +12,9 @@
 #include "jr_util.h"
 
 const jr_stmt_def_t jr_stmts_bans[] = {
+    /* The address itself too: a ban written before IPv6 was banned by /64 still holds. */
     {"ban_check",
-     "SELECT reason, expires_at FROM ip_bans WHERE ip = %s"
+     "SELECT reason, expires_at FROM ip_bans WHERE ip IN (%s, %s)"
      " AND (expires_at IS NULL OR expires_at > %s)",
      NULL},
     {"ban_upsert",
@@ -22,10 +26,24 @@ const jr_stmt_def_t jr_stmts_bans[] = {
      "SELECT ip, reason, created_at, expires_at FROM ip_bans"
      " WHERE expires_at IS NULL OR expires_at > %s ORDER BY created_at DESC, ip",
      NULL},
-    {"ban_delete", "DELETE FROM ip_bans WHERE ip = %s", NULL},
+    {"ban_delete", "DELETE FROM ip_bans WHERE ip IN (%s, %s)", NULL},
     {"bans_purge", "DELETE FROM ip_bans WHERE expires_at IS NOT NULL AND expires_at <= %s", NULL},
     {NULL, NULL, NULL},
 };
+
+const char *jr_ip_subject(apr_pool_t *p, const char *ip)
+{
+    struct in6_addr a;
+    char buf[INET6_ADDRSTRLEN];
+    if (!ip || !strchr(ip, ':') || inet_pton(AF_INET6, ip, &a) != 1) {
+        return ip;
+    }
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+        return inet_ntop(AF_INET, &a.s6_addr[12], buf, sizeof(buf)) ? apr_pstrdup(p, buf) : ip;
+    }
+    memset(&a.s6_addr[8], 0, 8);
+    return inet_ntop(AF_INET6, &a, buf, sizeof(buf)) ? apr_pstrcat(p, buf, "/64", NULL) : ip;
+}
 
 apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
 {
@@ -39,7 +57,8 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
         return 0;
     }
     if (jr_db_select(ctx->db, ctx->pool, "ban_check", &rows,
-                     JR_ARGS(ctx->client_ip, jr_now_iso(ctx->pool))) != APR_SUCCESS) {
+                     JR_ARGS(ctx->client_ip, jr_ip_subject(ctx->pool, ctx->client_ip),
+                             jr_now_iso(ctx->pool))) != APR_SUCCESS) {
         jr_fail(res, ctx->pool, 503, "database unavailable");
         return -1;
     }
@@ -55,9 +74,10 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
     apr_pool_t *p = ctx->pool;
     const char *now = jr_now_iso(p);
     const char *until = jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration));
+    const char *subject = jr_ip_subject(p, ctx->client_ip);
     apr_status_t rv;
 
-    if (!ctx->client_ip) {
+    if (!subject) {
         return APR_EINVAL;
     }
     if ((rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
@@ -66,14 +86,14 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
     /* Expired rows are cleared whenever a ban is written: the table stays small. */
     if ((rv = jr_db_exec(ctx->db, p, "bans_purge", NULL, JR_ARGS(now))) != APR_SUCCESS ||
         (rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
-                         JR_ARGS(ctx->client_ip, reason, now, until))) != APR_SUCCESS ||
-        (rv = jr_audit_ref(ctx, "ban", "ip", ctx->client_ip,
+                         JR_ARGS(subject, reason, now, until))) != APR_SUCCESS ||
+        (rv = jr_audit_ref(ctx, "ban", "ip", subject,
                            jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS) {
         jr_db_rollback(ctx->db);
         return rv;
     }
     if ((rv = jr_db_commit(ctx->db)) == APR_SUCCESS) {
-        jr_log(JR_LOG_WARN, 0, "JR03001: banned %s until %s (%s)", ctx->client_ip, until, reason);
+        jr_log(JR_LOG_WARN, 0, "JR03001: banned %s until %s (%s)", subject, until, reason);
     }
     return rv;
 }
@@ -81,9 +101,10 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
 int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int window,
                          long long duration, const char *reason)
 {
+    const char *subject = jr_ip_subject(ctx->pool, ctx->client_ip);
     int count = 0;
-    if (!ctx->counters || !ctx->client_ip ||
-        ctx->counters->ops->fail_add(ctx->counters, kind, ctx->client_ip, window, apr_time_now(),
+    if (!ctx->counters || !subject ||
+        ctx->counters->ops->fail_add(ctx->counters, kind, subject, window, apr_time_now(),
                                      &count) != APR_SUCCESS ||
         count < threshold) {
         return 0;
@@ -112,16 +133,28 @@ apr_status_t jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply(res, ctx->pool, 200, out);
 }
 
+/* The subject an unban names: the listed form ("2001:db8:1:2::/64", in any spelling of the
+ * network) or any address inside it. */
+static const char *unban_subject(apr_pool_t *p, const char *given)
+{
+    size_t n = strlen(given);
+    if (n > 3 && !strcmp(given + n - 3, "/64")) {
+        const char *addr = apr_pstrmemdup(p, given, n - 3), *subject = jr_ip_subject(p, addr);
+        return subject != addr && strchr(subject, '/') ? subject : given;
+    }
+    return jr_ip_subject(p, given);
+}
+
 apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *ip = apr_table_get(ctx->params, "ip");
+    const char *ip = apr_table_get(ctx->params, "ip"), *subject = unban_subject(p, ip);
     int n = 0;
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "ban_delete", &n, JR_ARGS(ip)) != APR_SUCCESS ||
-        (n > 0 && jr_audit_ref(ctx, "unban", "ip", ip, NULL) != APR_SUCCESS)) {
+    if (jr_db_exec(ctx->db, p, "ban_delete", &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
+        (n > 0 && jr_audit_ref(ctx, "unban", "ip", subject, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);
     }
     if (n == 0) {
@@ -133,7 +166,7 @@ apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     }
     /* A lifted ban starts from a clean slate, or the next failure would ban again. */
     if (ctx->counters) {
-        ctx->counters->ops->fail_clear(ctx->counters, ip);
+        ctx->counters->ops->fail_clear(ctx->counters, subject);
     }
     return jr_reply_ok(res, p);
 }

@@ -54,6 +54,9 @@ typedef struct {
     int login_ban_window;
     long long login_ban_duration;
     long long honeypot_ban_duration;
+    int login_throttle_threshold; /* attempts for one account within the window ... */
+    int login_throttle_window;
+    int login_throttle_max_backoff; /* ... throttle it; periods double up to this */
     const char *data_dir;     /* files, photos and upload temp files live below it */
     long long upload_max;     /* largest accepted upload (file or photo), bytes */
     const char *upload_types; /* allowed sniffed types of entry files, space separated */
@@ -84,6 +87,10 @@ typedef struct jr_worker_census {
 #define JR_DEFAULT_LOGIN_BAN_WINDOW 900
 #define JR_DEFAULT_LOGIN_BAN_DURATION 86400
 #define JR_DEFAULT_HONEYPOT_BAN_DURATION 86400
+#define JR_DEFAULT_LOGIN_THROTTLE_THRESHOLD 10
+#define JR_DEFAULT_LOGIN_THROTTLE_WINDOW 900
+#define JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF 900
+#define JR_LOGIN_THROTTLE_FIRST 60 /* the first period (at most the maximum) */
 
 struct jr_counters;
 

@@ -15,12 +15,14 @@
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 const jr_stmt_def_t jr_stmts_keyauth[] = {
-    /* One round trip answers both "is this IP banned" and "which key is this". */
+    /* One round trip answers both "is this IP banned" and "which key is this". The ban
+     * side is an aggregate, so that the address's own row and its /64's (jr_ip_subject)
+     * still make one row. */
     {"key_auth",
      "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"
      " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"
-     " k.last_used_at, k.last_used_ip FROM (SELECT 1 AS one) o"
-     " LEFT JOIN ip_bans b ON b.ip = %s AND (b.expires_at IS NULL OR b.expires_at > %s)"
+     " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"
+     " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"
      " LEFT JOIN api_keys k ON k.key_hash = %s",
      NULL},
     {"key_touch", "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT,
@@ -167,6 +169,12 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     jr_rows_t *r;
     jr_rate_t rt;
 
+    if (!ctx->counters) {
+        /* Without the shared counters a key would have no rate limit and guessing no ban:
+         * refuse rather than serve unlimited. */
+        jr_fail(res, p, 503, "rate limiting unavailable; try again later");
+        return 0;
+    }
     if (!key || !*key || !jr_key_wellformed(key)) {
         int banned = jr_ban_check(ctx, res);
         if (banned) {
@@ -179,7 +187,8 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
         return refuse_key(ctx, res, "invalid API key");
     }
     if (jr_db_select(ctx->db, p, "key_auth", &r,
-                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "", now,
+                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "",
+                             ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
                              jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
         r->nrows != 1) {
         jr_fail(res, p, 503, "database unavailable");
@@ -197,23 +206,21 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
         return 0;
     }
     set_identity(ctx, r);
-    if (ctx->counters) {
-        ctx->counters->ops->rate_hit(ctx->counters, ctx->who.key_id,
-                                     (int)jr_rows_int(r, 0, "rate_limit_per_min", 1),
-                                     apr_time_now(), &rt);
-        rate_headers(ctx, res, &rt);
-        if (!rt.allowed) {
-            apr_table_setn(res->headers, "Retry-After", apr_itoa(p, rt.reset));
-            jr_fail(res, p, 429, "rate limit of %d requests per minute exceeded; retry in %d s",
-                    rt.limit, rt.reset);
-            return 0;
-        }
-        if (rt.touch && jr_db_exec(ctx->db, p, "key_touch", NULL,
-                                   JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
-                            APR_SUCCESS) {
-            jr_log(JR_LOG_WARN, 0, "JR03002: could not record the last use of key %lld",
-                   ctx->who.key_id);
-        }
+    ctx->counters->ops->rate_hit(ctx->counters, ctx->who.key_id,
+                                 (int)jr_rows_int(r, 0, "rate_limit_per_min", 1), apr_time_now(),
+                                 &rt);
+    rate_headers(ctx, res, &rt);
+    if (!rt.allowed) {
+        apr_table_setn(res->headers, "Retry-After", apr_itoa(p, rt.reset));
+        jr_fail(res, p, 429, "rate limit of %d requests per minute exceeded; retry in %d s",
+                rt.limit, rt.reset);
+        return 0;
+    }
+    if (rt.touch && jr_db_exec(ctx->db, p, "key_touch", NULL,
+                               JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
+                        APR_SUCCESS) {
+        jr_log(JR_LOG_WARN, 0, "JR03002: could not record the last use of key %lld",
+               ctx->who.key_id);
     }
     if (is_mutation(ctx->method) ? !ctx->who.can_write : !ctx->who.can_read) {
         jr_fail(res, p, 403, "this API key lacks the '%s' scope",

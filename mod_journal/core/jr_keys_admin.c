@@ -71,7 +71,12 @@ void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_arr_end(w);
     jr_jw_kint_text(w, "rate_limit_per_min", jr_rows_get(r, i, "rate_limit_per_min"));
     jr_jw_key(w, "branch_ids");
-    jr_jw_raw(w, branches ? branches : "[]"); /* stored as a JSON array we wrote */
+    /* Stored as a JSON array we wrote, or NULL for an unrestricted key. */
+    if (branches && strcmp(branches, "[]")) {
+        jr_jw_raw(w, branches);
+    } else {
+        jr_jw_null(w);
+    }
     jr_jw_kstr(w, "expires_at", jr_rows_get(r, i, "expires_at"));
     jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
     jr_jw_kint_text(w, "created_by", jr_rows_get(r, i, "created_by"));
@@ -200,7 +205,14 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
     }
     if ((v = json_object_get(in, "branch_ids")) != NULL) {
         k->branches_given = 1;
-        if (!json_is_null(v) && json_array_size(v) > 0) {
+        if (json_is_array(v) && json_array_size(v) == 0) {
+            /* "No branch" is no key at all; "every branch" is said with null or by leaving
+             * the field out, so an empty list is never read as the widest access. */
+            jr_fail(res, p, 400,
+                    "branch_ids: omit branch_ids or send null for an unrestricted key");
+            return -1;
+        }
+        if (!json_is_null(v)) {
             apr_array_header_t *ids = jr_ids_from_json(p, v);
             apr_status_t rv;
             long long missing = jr_branches_missing(ctx, ids, &rv);

@@ -6,18 +6,18 @@
 apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_jw_t w;
-    int i;
     jr_jw_init(&w, ctx->pool, 1024);
     jr_jw_obj(&w);
     jr_jw_key(&w, "user");
     jr_jw_obj(&w);
     jr_jw_kstr(&w, "role", ctx->who.role == JR_ROLE_ADMIN ? "admin" : "tutor");
+    /* null: every branch; an array: exactly those (never empty for a key). */
     jr_jw_key(&w, "branch_ids");
-    jr_jw_arr(&w);
-    for (i = 0; ctx->who.branch_json && i < ctx->who.branch_ids->nelts; ++i) {
-        jr_jw_int(&w, APR_ARRAY_IDX(ctx->who.branch_ids, i, long long));
+    if (ctx->who.branch_json) {
+        jr_jw_raw(&w, ctx->who.branch_json);
+    } else {
+        jr_jw_null(&w);
     }
-    jr_jw_arr_end(&w);
     jr_jw_kbool(&w, "can_read", ctx->who.can_read);
     jr_jw_kbool(&w, "can_write", ctx->who.can_write);
     jr_jw_obj_end(&w);

@@ -16,8 +16,8 @@ _ip6 = itertools.count(1)
 
 
 def new_ip():
-    """A client address of this module's own (2001:db8:a0::x)."""
-    return f"2001:db8:a0::{next(_ip6):x}"
+    """A client address of this module's own, in a /64 of its own (2001:db8:a0:x::1)."""
+    return f"2001:db8:a0:{next(_ip6):x}::1"
 
 
 def audit(server, token=None, **params):
@@ -139,7 +139,8 @@ def test_ban_and_unban_are_audited(server):
     assert_error(r, 403)
     assert_ok(server.api("DELETE", "/api/bans/" + urllib.parse.quote(ip, safe=""),
                          token=server.admin_token))
-    body = audit(server, entity_type="ip", entity_id=ip)
+    # An IPv6 client is banned by its /64: the audit rows name the network.
+    body = audit(server, entity_type="ip", entity_id=ip[:-1] + "/64")
     assert [row["action"] for row in body["items"]] == ["unban", "ban"]
     unban, ban = body["items"]
     assert ban["actor"] is None and ban["actor_user_id"] is None

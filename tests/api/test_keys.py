@@ -152,7 +152,7 @@ def test_create_key(server):
     assert k["name"] == name
     assert k["scopes"] == ["read"]
     assert k["rate_limit_per_min"] == 60  # the server's default
-    assert k["branch_ids"] == []
+    assert k["branch_ids"] is None  # every branch
     assert k["expires_at"] is None
     assert k["last_used_at"] is None
     assert isinstance(k["created_at"], str) and k["created_at"].endswith("Z")
@@ -178,7 +178,7 @@ def test_create_key_trims_name_and_accepts_null_optionals(server):
     k = create_key(server, name=f"  {name}\t", rate_limit_per_min=None, expires_at=None,
                    branch_ids=None)
     assert k["name"] == name
-    assert k["rate_limit_per_min"] == 60 and k["expires_at"] is None and k["branch_ids"] == []
+    assert k["rate_limit_per_min"] == 60 and k["expires_at"] is None and k["branch_ids"] is None
 
 
 def test_keys_are_distinct(server):
@@ -278,15 +278,15 @@ def test_update_key(server):
     assert rec2["branch_ids"] == sorted([b1["id"], b2["id"]])
     assert rec2["expires_at"] == "2098-01-02T03:04:05Z"
 
-    # expires_at null clears; branch_ids [] lifts the restriction.
+    # expires_at null clears; branch_ids null lifts the restriction.
     r = server.api("PUT", f"/api/api-keys/{k['id']}", token=server.admin_token,
-                   json={"expires_at": None, "branch_ids": [], "scopes": ["read"]})
+                   json={"expires_at": None, "branch_ids": None, "scopes": ["read"]})
     rec3 = assert_json(r, 200)
     assert rec3["expires_at"] is None
-    assert rec3["branch_ids"] == []
+    assert rec3["branch_ids"] is None
     assert rec3["scopes"] == ["read"]
     me = assert_json(v1_me(server, k["key"]), 200)
-    assert me["user"]["role"] == "admin" and me["user"]["branch_ids"] == []
+    assert me["user"]["role"] == "admin" and me["user"]["branch_ids"] is None
 
 
 INVALID_UPDATE = [

@@ -79,6 +79,14 @@ def test_migrations_are_idempotent(fresh_server):
     ("JournalMaxBodySize lots", "JournalMaxBodySize"),
     ("JournalBcryptCost 99", "JournalBcryptCost"),
     ("JournalBcryptCost x", "JournalBcryptCost"),
+    ("JournalLoginThrottleThreshold 0", "JournalLoginThrottleThreshold"),
+    ("JournalLoginThrottleThreshold many", "JournalLoginThrottleThreshold"),
+    ("JournalLoginThrottleWindow 5", "JournalLoginThrottleWindow"),
+    ("JournalLoginThrottleWindow 2d", "JournalLoginThrottleWindow"),
+    ("JournalLoginThrottleMaxBackoff 0", "JournalLoginThrottleMaxBackoff"),
+    ("JournalLoginThrottleMaxBackoff 2h", "JournalLoginThrottleMaxBackoff"),
+    ("JournalCounterSlots 63", "JournalCounterSlots"),
+    ("JournalCounterSlots 2000000", "JournalCounterSlots"),
 ])
 def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     srv = fresh_server(line, start=False)
@@ -96,6 +104,10 @@ def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     "JournalMaxBodySize 2K",
     "JournalMaxBodySize 1048576",
     "JournalBcryptCost 10",
+    "JournalLoginThrottleThreshold 1",
+    "JournalLoginThrottleWindow 1d",
+    "JournalLoginThrottleMaxBackoff 1h",
+    "JournalCounterSlots 100000",
 ])
 def test_valid_directive_passes_config_test(fresh_server, line):
     srv = fresh_server(line, start=False)

@@ -323,6 +323,9 @@ def test_every_v1_operation_answers_as_declared(server, world):
 
     me = c.call("GET", "/api/v1/me", 200, key=scoped)
     assert me["user"]["role"] == "tutor" and me["user"]["branch_ids"] == [bid]
+    me = c.call("GET", "/api/v1/me", 200, key=rw)  # unrestricted: branch_ids null
+    assert me["user"]["role"] == "admin" and me["user"]["branch_ids"] is None
+    assert me["key"]["branch_ids"] is None
     c.call("GET", "/api/v1/branches", 200, key=rw, params={"limit": 5})
     c.call("GET", "/api/v1/groups", 200, key=scoped, params={"branch_id": bid})
     c.call("GET", "/api/v1/students", 200, key=scoped, params={"group_id": gid})

@@ -209,7 +209,7 @@ def test_me_unrestricted_key(server):
     me = assert_json(r, 200)
     assert set(me) == {"user", "key"}
     assert me["user"]["role"] == "admin"
-    assert me["user"]["branch_ids"] == []
+    assert me["user"]["branch_ids"] is None  # every branch
     key = me["key"]
     assert "key" not in key
     assert key["id"] == k["id"]
@@ -217,7 +217,7 @@ def test_me_unrestricted_key(server):
     assert key["prefix"] == k["prefix"]
     assert key["scopes"] == ["read"]
     assert key["rate_limit_per_min"] == 33
-    assert key["branch_ids"] == []
+    assert key["branch_ids"] is None
     assert k["key"] not in r.text, "the secret is in /api/v1/me"
     assert "wsk_" not in r.text.replace(k["prefix"], ""), r.text
 

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "jr_auth.h"
+#include "jr_counters.h"
 #include "jr_crypt.h"
 #include "jr_json.h"
 #include "jr_migrate.h"
@@ -21,6 +22,7 @@ jr_ctx_t fx_ctx;
 long long fx_admin_id;
 
 static jr_config_t cfg;
+static void *counters_region; /* the shared counters, in plain memory */
 static char dir[32];  /* made by the unchecked fixture, in the parent */
 static char path[64]; /* the current test database, "" when none */
 
@@ -96,6 +98,11 @@ void fx_setup(void)
     cfg.login_ban_window = JR_DEFAULT_LOGIN_BAN_WINDOW;
     cfg.login_ban_duration = JR_DEFAULT_LOGIN_BAN_DURATION;
     cfg.honeypot_ban_duration = JR_DEFAULT_HONEYPOT_BAN_DURATION;
+    cfg.login_throttle_threshold = JR_DEFAULT_LOGIN_THROTTLE_THRESHOLD;
+    cfg.login_throttle_window = JR_DEFAULT_LOGIN_THROTTLE_WINDOW;
+    cfg.login_throttle_max_backoff = JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF;
+    counters_region = malloc(jr_shmcounters_size(JR_SHM_MIN_SLOTS));
+    ck_assert_ptr_nonnull(counters_region);
     memset(&fx_ctx, 0, sizeof(fx_ctx));
     fx_ctx.pool = fx_pool;
     fx_ctx.db = fx_db;
@@ -106,6 +113,10 @@ void fx_setup(void)
     fx_ctx.who.role = JR_ROLE_ADMIN;
     fx_ctx.params = apr_table_make(fx_pool, 2);
     fx_ctx.query = apr_table_make(fx_pool, 2);
+    fx_ctx.counters = jr_shmcounters_attach(fx_pool, counters_region,
+                                            jr_shmcounters_size(JR_SHM_MIN_SLOTS),
+                                            JR_SHM_MIN_SLOTS, 1);
+    ck_assert_ptr_nonnull(fx_ctx.counters);
     jr_identity_set_branches(&fx_ctx, apr_array_make(fx_pool, 1, sizeof(long long)));
     ck_assert_ptr_null(fx_ctx.who.branch_json); /* admins see every branch */
 
@@ -124,6 +135,8 @@ void fx_teardown(void)
     fx_db = NULL;
     apr_pool_destroy(fx_pool);
     fx_pool = NULL;
+    free(counters_region);
+    counters_region = NULL;
     remove_files();
 }
 

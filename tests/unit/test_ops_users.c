@@ -1,11 +1,15 @@
 /* jr_ops.h, users, tutors' branch scope, sessions, health: on a migrated SQLite file. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <apr_strings.h>
 
 #include "jr_auth.h"
+#include "jr_bans.h"
+#include "jr_counters.h"
 #include "jr_crypt.h"
 #include "jr_json.h"
+#include "jr_keys.h"
 #include "jr_migrate.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
@@ -361,6 +365,239 @@ START_TEST(login_honeypot_bans_ip)
 }
 END_TEST
 
+/* The honeypot is looked at before anything else in the body: a robot's body need not be a
+ * valid login to get its address banned. Absent, null or "" is a person's. */
+START_TEST(login_honeypot_first)
+{
+    static const char *const robots[] = {
+        "{\"website\": \"x\"}",
+        "{\"username\": 5, \"website\": \"http://spam.example\"}",
+        "{\"username\": \"root\", \"password\": \"rootpass1\", \"website\": \"x\", \"bogus\": 1}",
+        "{\"username\": \"\", \"password\": [], \"website\": \" \"}",
+        "{\"website\": 1}",
+        "{\"website\": true, \"password\": \"x\"}",
+    };
+    static const char *const people[] = {
+        "{\"website\": \"\"}", "{\"website\": null, \"password\": \"x\"}", "{\"bogus\": 1}"};
+    jr_ctx_t anon = fx_ctx;
+    size_t i;
+    memset(&anon.who, 0, sizeof(anon.who));
+    for (i = 0; i < sizeof(robots) / sizeof(*robots); ++i) {
+        const char *ip = jr_psprintf(fx_pool, "198.51.100.%zu", 20 + i);
+        anon.client_ip = ip;
+        EXPECT(fx_call_as(&anon, jr_op_login, robots[i]), 403, "banned");
+        ck_assert_msg(fx_sql(apr_pstrcat(fx_pool, "SELECT reason FROM ip_bans WHERE ip = '", ip,
+                                         "' AND reason = 'honeypot'", NULL)) != NULL,
+                      "%s: no ban", robots[i]);
+    }
+    anon.client_ip = "198.51.100.40";
+    for (i = 0; i < sizeof(people) / sizeof(*people); ++i) {
+        ck_assert_int_eq(fx_call_as(&anon, jr_op_login, people[i]).status, 400);
+    }
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM ip_bans"), "6");
+}
+END_TEST
+
+START_TEST(ip_subjects)
+{
+    static const char *const cases[][2] = {
+        {"192.0.2.1", "192.0.2.1"},
+        {"2001:db8:1:2::5", "2001:db8:1:2::/64"},
+        {"2001:DB8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
+        {"2001:db8::", "2001:db8::/64"},
+        {"::1", "::/64"},
+        {"::ffff:192.0.2.7", "192.0.2.7"},
+        {"fe80::1%eth0", "fe80::1%eth0"},
+        {"housekeeping", "housekeeping"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof(cases) / sizeof(*cases); ++i) {
+        ck_assert_str_eq(jr_ip_subject(fx_pool, cases[i][0]), cases[i][1]);
+    }
+    ck_assert_ptr_null(jr_ip_subject(fx_pool, NULL));
+}
+END_TEST
+
+/* An IPv6 client is banned by its /64; the ban is listed and lifted in that form, or by any
+ * address inside it. */
+START_TEST(ipv6_ban_covers_the_64)
+{
+    jr_ctx_t anon = fx_ctx, admin = fx_ctx;
+    jr_result_t res;
+    memset(&anon.who, 0, sizeof(anon.who));
+    anon.client_ip = "2001:db8:7:8::1";
+    EXPECT(fx_call_as(&anon, jr_op_login, "{\"website\": \"x\"}"), 403, "banned");
+    ck_assert_str_eq(fx_sql("SELECT ip FROM ip_bans"), "2001:db8:7:8::/64");
+    ck_assert_str_eq(fx_audit_last("entity_id"), "2001:db8:7:8::/64");
+    anon.client_ip = "2001:db8:7:8:abcd::99";
+    EXPECT(login(&anon, "root", "rootpass1"), 403, "banned");
+    anon.client_ip = "2001:db8:7:9::1"; /* the next /64 */
+    ck_assert_int_eq(login(&anon, "root", "rootpass1").status, 200);
+    res = fx_call(jr_op_bans_list, NULL);
+    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "ip", ""), "2001:db8:7:8::/64");
+
+    admin.params = apr_table_make(fx_pool, 2);
+    apr_table_setn(admin.params, "ip", "2001:db8:7:9::1");
+    EXPECT(fx_call_as(&admin, jr_op_bans_delete, NULL), 404, "2001:db8:7:9::1");
+    apr_table_setn(admin.params, "ip", "2001:db8:7:8:ffff::");
+    ck_assert_int_eq(fx_call_as(&admin, jr_op_bans_delete, NULL).status, 200);
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM ip_bans"), "0");
+    anon.client_ip = "2001:db8:7:8::2";
+    EXPECT(fx_call_as(&anon, jr_op_login, "{\"website\": \"x\"}"), 403, "banned");
+    apr_table_setn(admin.params, "ip", "2001:DB8:7:8:0:0:0:0/64");
+    ck_assert_int_eq(fx_call_as(&admin, jr_op_bans_delete, NULL).status, 200);
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM ip_bans"), "0");
+}
+END_TEST
+
+/* The first throttle period is 60 s; a slow machine may have seen a few of them pass. */
+static void expect_retry_after(const jr_result_t *res)
+{
+    const char *v = apr_table_get(res->headers, "Retry-After");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_msg(atoi(v) >= 50 && atoi(v) <= 60, "Retry-After: %s", v);
+    ck_assert_ptr_nonnull(strstr(fx_error(res), apr_pstrcat(fx_pool, "retry in ", v, " s", NULL)));
+}
+
+/* A guessing run spread over three addresses (none reaches the per-address ban) throttles
+ * the account: the right password is refused with 429 and Retry-After. */
+START_TEST(login_throttle_per_account)
+{
+    static const char *const ips[] = {"192.0.2.11", "192.0.2.12", "2001:db8:5::1"};
+    jr_ctx_t anon = fx_ctx, known = fx_ctx;
+    jr_result_t res;
+    int i;
+    memset(&anon.who, 0, sizeof(anon.who));
+    known.who = anon.who;
+    known.client_ip = "198.51.100.99";
+    ck_assert_int_eq(login(&known, "root", "rootpass1").status, 200);
+    for (i = 0; i < 10; ++i) {
+        anon.client_ip = ips[i % 3];
+        EXPECT(login(&anon, i % 2 ? "Root" : " root", "wrong"), 401, "invalid");
+    }
+    for (i = 0; i < 3; ++i) {
+        anon.client_ip = ips[i];
+        res = login(&anon, "root", "rootpass1");
+        EXPECT(res, 429, "retry in");
+        expect_retry_after(&res);
+    }
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM ip_bans"), "0");
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM sessions"), "1");
+    /* The address the owner logged in from before still gets through. */
+    ck_assert_int_eq(login(&known, "root", "rootpass1").status, 200);
+    anon.client_ip = ips[0];
+    ck_assert_int_eq(login(&anon, "root", "rootpass1").status, 200);
+
+    /* Names that do not exist are throttled the same way, with the same answers. */
+    for (i = 0; i < 10; ++i) {
+        anon.client_ip = ips[i % 3];
+        EXPECT(login(&anon, "nobody", "wrong"), 401, "invalid");
+    }
+    res = login(&anon, "nobody", "wrong");
+    EXPECT(res, 429, "too many failed logins for this account");
+    expect_retry_after(&res);
+}
+END_TEST
+
+/* Without the shared counters nothing would limit guessing: logins and /api/v1 answer 503. */
+START_TEST(no_counters_fails_closed)
+{
+    jr_ctx_t anon = fx_ctx, v1 = fx_ctx;
+    jr_result_t res = fx_call(jr_op_keys_create, "{\"name\": \"k\", \"scopes\": [\"read\"]}");
+    const char *key = jr_json_str(res.json, "key", "");
+    ck_assert_int_eq(res.status, 201);
+    memset(&anon.who, 0, sizeof(anon.who));
+    anon.counters = NULL;
+    EXPECT(login(&anon, "root", "rootpass1"), 503, "rate limiting unavailable");
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM sessions"), "0");
+
+    memset(&v1.who, 0, sizeof(v1.who));
+    v1.iface = JR_IF_V1;
+    v1.method = "GET";
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_auth_key(&v1, key, &res), 1);
+    v1.counters = NULL;
+    memset(&v1.who, 0, sizeof(v1.who));
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_auth_key(&v1, key, &res), 0);
+    EXPECT(res, 503, "rate limiting unavailable");
+    ck_assert_int_eq(v1.who.authenticated, 0);
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_auth_key(&v1, "wsk_short", &res), 0);
+    EXPECT(res, 503, "rate limiting unavailable");
+}
+END_TEST
+
+/* The key's branch_ids as /api/v1/me shows them for the key (fresh identity each time),
+ * as JSON text. */
+static const char *me_branch_ids(const char *key)
+{
+    jr_ctx_t v1 = fx_ctx;
+    jr_result_t res;
+    const char *err = NULL;
+    json_t *me;
+    memset(&v1.who, 0, sizeof(v1.who));
+    v1.iface = JR_IF_V1;
+    v1.method = "GET";
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_auth_key(&v1, key, &res), 1);
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_op_v1_me(&v1, NULL, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.status, 200);
+    me = res.json ? res.json : jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    ck_assert_ptr_nonnull(me);
+    ck_assert(json_equal(json_object_get(json_object_get(me, "key"), "branch_ids"),
+                         json_object_get(json_object_get(me, "user"), "branch_ids")));
+    return json_is_null(json_object_get(json_object_get(me, "user"), "branch_ids"))
+               ? "null"
+               : jr_json_dump(fx_pool,
+                              json_object_get(json_object_get(me, "user"), "branch_ids"), NULL);
+}
+
+START_TEST(key_branch_ids_empty_is_refused)
+{
+    static const char *const msg =
+        "branch_ids: omit branch_ids or send null for an unrestricted key";
+    long long b = fx_new_branch("A"), id, before;
+    jr_result_t res;
+    const char *key;
+
+    before = fx_audit_count();
+    res = fx_call(jr_op_keys_create,
+                  "{\"name\": \"k\", \"scopes\": [\"read\"], \"branch_ids\": []}");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_str_eq(fx_error(&res), msg);
+    ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM api_keys"), "0");
+    ck_assert_int_eq(fx_audit_count(), before);
+
+    res = fx_call(jr_op_keys_create,
+                  "{\"name\": \"k\", \"scopes\": [\"read\"], \"branch_ids\": null}");
+    ck_assert_int_eq(res.status, 201);
+    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    id = fx_id(&res);
+    key = jr_json_str(res.json, "key", "");
+    ck_assert_str_eq(me_branch_ids(key), "null");
+
+    fx_set_id(&fx_ctx, id);
+    res = fx_call(jr_op_keys_update,
+                  jr_psprintf(fx_pool, "{\"branch_ids\": [%lld]}", b));
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(me_branch_ids(key), jr_psprintf(fx_pool, "[%lld]", b));
+    before = fx_audit_count();
+    res = fx_call(jr_op_keys_update, "{\"name\": \"renamed\", \"branch_ids\": []}");
+    ck_assert_int_eq(res.status, 400);
+    ck_assert_str_eq(fx_error(&res), msg);
+    ck_assert_str_eq(fx_sql("SELECT name || ' ' || branch_ids FROM api_keys"),
+                     jr_psprintf(fx_pool, "k [%lld]", b));
+    ck_assert_int_eq(fx_audit_count(), before);
+    res = fx_call(jr_op_keys_update, "{\"branch_ids\": null}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    ck_assert_ptr_null(fx_sql("SELECT branch_ids FROM api_keys"));
+    ck_assert_str_eq(me_branch_ids(key), "null");
+}
+END_TEST
+
 /* ---- health -------------------------------------------------------------------------- */
 
 START_TEST(health_reports_schema)
@@ -410,6 +647,12 @@ Suite *suite_ops_users(void)
     tcase_add_test(tc, login_refused);
     tcase_add_test(tc, session_expiry_and_user_changes);
     tcase_add_test(tc, login_honeypot_bans_ip);
+    tcase_add_test(tc, login_honeypot_first);
+    tcase_add_test(tc, ip_subjects);
+    tcase_add_test(tc, ipv6_ban_covers_the_64);
+    tcase_add_test(tc, login_throttle_per_account);
+    tcase_add_test(tc, no_counters_fails_closed);
+    tcase_add_test(tc, key_branch_ids_empty_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,10 +1,12 @@
 /* jr_router.h: path matching, 404/405, parameters; the real route tables; the body pipeline. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <apr_tables.h>
 
+#include "jr_counters.h"
 #include "jr_json.h"
 #include "jr_router.h"
 #include "unit.h"
@@ -381,10 +383,18 @@ START_TEST(authorize_without_database)
     jr_credentials_t cred = {NULL, NULL};
     jr_ctx_t ctx;
     jr_result_t res;
+    size_t size = jr_shmcounters_size(JR_SHM_MIN_SLOTS);
+    void *region = malloc(size);
     memset(&ctx, 0, sizeof(ctx));
     ctx.pool = pool;
     jr_result_init(&res, pool);
     ck_assert_int_eq(jr_request_authorize(&ctx, &open_rt, &cred, &res), 1);
+    /* Without the shared counters a key route refuses everything (no rate limit, no ban). */
+    ck_assert_int_eq(jr_request_authorize(&ctx, &key_rt, &cred, &res), 0);
+    ck_assert_int_eq(res.status, 503);
+    ctx.counters = jr_shmcounters_attach(pool, region, size, JR_SHM_MIN_SLOTS, 1);
+    ck_assert_ptr_nonnull(ctx.counters);
+    jr_result_init(&res, pool);
     ck_assert_int_eq(jr_request_authorize(&ctx, &key_rt, &cred, &res), 0);
     ck_assert_int_eq(res.status, 401);
     jr_result_init(&res, pool);
@@ -396,6 +406,7 @@ START_TEST(authorize_without_database)
     ck_assert_int_eq(jr_request_authorize(&ctx, &sess_rt, &cred, &res), 0);
     ck_assert_int_eq(res.status, 401);
     ck_assert_int_eq(ctx.who.authenticated, 0);
+    free(region);
 }
 END_TEST
 
