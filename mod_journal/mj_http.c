@@ -21,9 +21,101 @@ static int set_header(void *rec, const char *key, const char *value)
 
 static int send_file(request_rec *r, const jr_result_t *res);
 
-/* The one response helper: every answer of the journal leaves through here. */
-static int send_result(request_rec *r, const jr_result_t *res)
+/* A response that may be streamed: the flush callback's baton (ctx->flush_baton). */
+typedef struct {
+    request_rec *r;
+    const jr_result_t *res; /* status and headers are final at the first flush */
+    apr_bucket_brigade *bb; /* reused for every flush */
+    apr_off_t held_back;    /* HEAD: bytes of the body produced and not sent */
+    int started;            /* the headers and part of the body have left */
+} mj_stream_t;
+
+static void set_headers(request_rec *r, const jr_result_t *res)
 {
+    r->status = res->status;
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
+    apr_table_do(set_header, r, res->headers, NULL);
+    ap_set_content_type(r, "application/json; charset=utf-8");
+}
+
+/* Passes one buffer of a streamed body (and EOS at the end) down the filter chain. The bucket
+ * is transient: the writer reuses its buffer, and a filter that keeps bytes past the call
+ * sets them aside (copies them) itself. */
+static apr_status_t pass_body(mj_stream_t *st, const char *data, size_t len, int eos)
+{
+    apr_bucket_alloc_t *ba = st->r->connection->bucket_alloc;
+    apr_status_t rv;
+    if (!st->bb) {
+        st->bb = apr_brigade_create(st->r->pool, ba);
+    }
+    if (len > 0) {
+        APR_BRIGADE_INSERT_TAIL(st->bb, apr_bucket_transient_create(data, len, ba));
+    }
+    if (eos) {
+        APR_BRIGADE_INSERT_TAIL(st->bb, apr_bucket_eos_create(ba));
+    }
+    rv = ap_pass_brigade(st->r->output_filters, st->bb);
+    apr_brigade_cleanup(st->bb);
+    return rv;
+}
+
+/* The writer's flush callback (jr_jw_list_begin installs it): the first call sends the
+ * headers, with no Content-Length (chunked, or close on HTTP/1.0). HEAD sends nothing here:
+ * its headers go out at the end, with the length counted. */
+static int stream_out(void *baton, const char *data, size_t len)
+{
+    mj_stream_t *st = baton;
+    if (st->r->header_only) {
+        st->held_back += (apr_off_t)len;
+        return 0;
+    }
+    if (!st->started) {
+        set_headers(st->r, st->res);
+        st->started = 1;
+    }
+    return pass_body(st, data, len, 0) == APR_SUCCESS ? 0 : -1;
+}
+
+/* An answer that came after part of another was sent (a database error in the middle of a
+ * list): the status line has gone, so the response is cut short instead. An error bucket of
+ * 502 makes httpd leave out the last chunk and close the connection, as mod_proxy does for a
+ * backend that fails mid-response; the client sees a truncated body, never a complete one. */
+static int abort_stream(mj_stream_t *st, const jr_result_t *res)
+{
+    request_rec *r = st->r;
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                  "JR00050: the answer failed with status %d after part of it was sent; the "
+                  "response is cut short",
+                  res->status);
+    r->connection->keepalive = AP_CONN_CLOSE;
+    APR_BRIGADE_INSERT_TAIL(st->bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL, r->pool,
+                                                           r->connection->bucket_alloc));
+    pass_body(st, NULL, 0, 1);
+    return OK;
+}
+
+/* The rest of a streamed body, after what the flushes sent. */
+static int finish_stream(mj_stream_t *st, const jr_result_t *res)
+{
+    if (st->r->header_only) {
+        set_headers(st->r, res);
+        ap_set_content_length(st->r, st->held_back + (apr_off_t)res->body_len);
+        return OK;
+    }
+    return pass_body(st, res->body, res->body_len, 1) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+/* The one response helper: every answer of the journal leaves through here. st is NULL
+ * for answers given before an operation ran. */
+static int send_answer(request_rec *r, mj_stream_t *st, const jr_result_t *res)
+{
+    if (st && st->started && !res->streamed) {
+        return abort_stream(st, res);
+    }
+    if (st && res->streamed) {
+        return finish_stream(st, res);
+    }
     if (res->file && res->status == 200) {
         return send_file(r, res);
     }
@@ -32,16 +124,18 @@ static int send_result(request_rec *r, const jr_result_t *res)
     if (!body) {
         body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
     }
-    r->status = res->status;
-    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
-    apr_table_do(set_header, r, res->headers, NULL);
-    ap_set_content_type(r, "application/json; charset=utf-8");
+    /* A whole answer in one buffer: sent as before, with its Content-Length. */
+    set_headers(r, res);
     ap_set_content_length(r, (apr_off_t)len);
     if (!r->header_only) {
         ap_rwrite(body, (int)len, r);
     }
     return OK;
+}
+
+static int send_result(request_rec *r, const jr_result_t *res)
+{
+    return send_answer(r, NULL, res);
 }
 
 /* A stored file: httpd's filters then serve Range requests (byterange filter) and the
@@ -318,6 +412,7 @@ int mj_handler(request_rec *r)
     jr_credentials_t cred;
     jr_result_t res;
     jr_ctx_t ctx;
+    mj_stream_t st = {r, &res, NULL, 0, 0};
     char *body = NULL;
     apr_size_t len = 0;
     int status;
@@ -382,9 +477,11 @@ int mj_handler(request_rec *r)
     } else if ((status = read_body(r, (apr_off_t)conf->max_body, &body, &len)) != OK) {
         return answer_body_error(r, &res, status, (apr_off_t)conf->max_body);
     }
+    ctx.flush = stream_out;
+    ctx.flush_baton = &st;
     if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
                        &res) != APR_SUCCESS) {
-        return fail(r, &res, 500, "internal error");
+        jr_fail(&res, r->pool, 500, "internal error");
     }
-    return send_result(r, &res);
+    return send_answer(r, &st, &res);
 }

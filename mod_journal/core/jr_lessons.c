@@ -182,7 +182,7 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 1024 * (size_t)(rows->nrows + 1));
-    jr_jw_list_begin(ctx, &w);
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     for (i = 0; i < rows->nrows; ++i) {
         jr_report_write(&w, rows, i);
     }
