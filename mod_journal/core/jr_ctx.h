@@ -58,6 +58,7 @@ typedef struct {
     const char *data_dir;     /* files, photos and upload temp files live below it */
     long long upload_max;     /* largest accepted upload (file or photo), bytes */
     const char *upload_types; /* allowed sniffed types of entry files, space separated */
+    int report_versions_max;  /* versions kept per lesson report; 0: the default */
 } jr_config_t;
 
 /* Defaults of the settings above (documented in docs/directives.md). */
@@ -70,6 +71,7 @@ typedef struct {
 #define JR_DEFAULT_LOGIN_BAN_WINDOW 900
 #define JR_DEFAULT_LOGIN_BAN_DURATION 86400
 #define JR_DEFAULT_HONEYPOT_BAN_DURATION 86400
+#define JR_DEFAULT_REPORT_VERSIONS_MAX 200
 
 struct jr_counters;
 
