@@ -63,6 +63,8 @@ static const num_directive_t numeric[] = {
      FIELD(login_throttle_max_backoff), "a duration from 1s to 1h"},
     {"JournalCounterSlots", NUM_INT, JR_SHM_MIN_SLOTS, JR_SHM_MAX_SLOTS, FIELD(counter_slots),
      "an integer from 64 to 1048576"},
+    {"JournalReportVersionsMax", NUM_INT, 2, 100000, FIELD(report_versions_max),
+     "an integer from 2 to 100000"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -391,6 +393,7 @@ const command_rec mj_directives[] = {
     NUMERIC(15, "Window in which failed logins for one account are counted"),
     NUMERIC(16, "Longest wait of a throttled account (the back-off doubles up to it)"),
     NUMERIC(17, "Slots of each table of the shared counters"),
+        NUMERIC(18, "Versions kept per lesson report (the original and the newest others)"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     WORKER_DIRECTIVES,
@@ -422,6 +425,7 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(login_throttle_window, JR_DEFAULT_LOGIN_THROTTLE_WINDOW);
     DFLT(login_throttle_max_backoff, JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF);
     DFLT(counter_slots, JR_SHM_DEFAULT_SLOTS);
+    DFLT(report_versions_max, JR_DEFAULT_REPORT_VERSIONS_MAX);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
@@ -450,5 +454,6 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     c->core.data_dir = c->data_dir;
     c->core.upload_max = c->upload_max;
     c->core.upload_types = c->upload_types ? c->upload_types : MJ_DEFAULT_UPLOAD_TYPES;
+    c->core.report_versions_max = (int)c->report_versions_max;
     return NULL;
 }

@@ -21,9 +21,101 @@ static int set_header(void *rec, const char *key, const char *value)
 
 static int send_file(request_rec *r, const jr_result_t *res);
 
-/* The one response helper: every answer of the journal leaves through here. */
-static int send_result(request_rec *r, const jr_result_t *res)
+/* A response that may be streamed: the flush callback's baton (ctx->flush_baton). */
+typedef struct {
+    request_rec *r;
+    const jr_result_t *res; /* status and headers are final at the first flush */
+    apr_bucket_brigade *bb; /* reused for every flush */
+    apr_off_t held_back;    /* HEAD: bytes of the body produced and not sent */
+    int started;            /* the headers and part of the body have left */
+} mj_stream_t;
+
+static void set_headers(request_rec *r, const jr_result_t *res)
 {
+    r->status = res->status;
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
+    apr_table_do(set_header, r, res->headers, NULL);
+    ap_set_content_type(r, "application/json; charset=utf-8");
+}
+
+/* Passes one buffer of a streamed body (and EOS at the end) down the filter chain. The bucket
+ * is transient: the writer reuses its buffer, and a filter that keeps bytes past the call
+ * sets them aside (copies them) itself. */
+static apr_status_t pass_body(mj_stream_t *st, const char *data, size_t len, int eos)
+{
+    apr_bucket_alloc_t *ba = st->r->connection->bucket_alloc;
+    apr_status_t rv;
+    if (!st->bb) {
+        st->bb = apr_brigade_create(st->r->pool, ba);
+    }
+    if (len > 0) {
+        APR_BRIGADE_INSERT_TAIL(st->bb, apr_bucket_transient_create(data, len, ba));
+    }
+    if (eos) {
+        APR_BRIGADE_INSERT_TAIL(st->bb, apr_bucket_eos_create(ba));
+    }
+    rv = ap_pass_brigade(st->r->output_filters, st->bb);
+    apr_brigade_cleanup(st->bb);
+    return rv;
+}
+
+/* The writer's flush callback (jr_jw_list_begin installs it): the first call sends the
+ * headers, with no Content-Length (chunked, or close on HTTP/1.0). HEAD sends nothing here:
+ * its headers go out at the end, with the length counted. */
+static int stream_out(void *baton, const char *data, size_t len)
+{
+    mj_stream_t *st = baton;
+    if (st->r->header_only) {
+        st->held_back += (apr_off_t)len;
+        return 0;
+    }
+    if (!st->started) {
+        set_headers(st->r, st->res);
+        st->started = 1;
+    }
+    return pass_body(st, data, len, 0) == APR_SUCCESS ? 0 : -1;
+}
+
+/* An answer that came after part of another was sent (a database error in the middle of a
+ * list): the status line has gone, so the response is cut short instead. An error bucket of
+ * 502 makes httpd leave out the last chunk and close the connection, as mod_proxy does for a
+ * backend that fails mid-response; the client sees a truncated body, never a complete one. */
+static int abort_stream(mj_stream_t *st, const jr_result_t *res)
+{
+    request_rec *r = st->r;
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                  "JR00050: the answer failed with status %d after part of it was sent; the "
+                  "response is cut short",
+                  res->status);
+    r->connection->keepalive = AP_CONN_CLOSE;
+    APR_BRIGADE_INSERT_TAIL(st->bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL, r->pool,
+                                                           r->connection->bucket_alloc));
+    pass_body(st, NULL, 0, 1);
+    return OK;
+}
+
+/* The rest of a streamed body, after what the flushes sent. */
+static int finish_stream(mj_stream_t *st, const jr_result_t *res)
+{
+    if (st->r->header_only) {
+        set_headers(st->r, res);
+        ap_set_content_length(st->r, st->held_back + (apr_off_t)res->body_len);
+        return OK;
+    }
+    return pass_body(st, res->body, res->body_len, 1) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+/* The one response helper: every answer of the journal leaves through here. st is NULL
+ * for answers given before an operation ran. */
+static int send_answer(request_rec *r, mj_stream_t *st, const jr_result_t *res)
+{
+    if (st && st->started && !res->streamed) {
+        return abort_stream(st, res);
+    }
+    if (st && res->streamed) {
+        return finish_stream(st, res);
+    }
     if (res->file && res->status == 200) {
         return send_file(r, res);
     }
@@ -32,16 +124,18 @@ static int send_result(request_rec *r, const jr_result_t *res)
     if (!body) {
         body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
     }
-    r->status = res->status;
-    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
-    apr_table_do(set_header, r, res->headers, NULL);
-    ap_set_content_type(r, "application/json; charset=utf-8");
+    /* A whole answer in one buffer: sent as before, with its Content-Length. */
+    set_headers(r, res);
     ap_set_content_length(r, (apr_off_t)len);
     if (!r->header_only) {
         ap_rwrite(body, (int)len, r);
     }
     return OK;
+}
+
+static int send_result(request_rec *r, const jr_result_t *res)
+{
+    return send_answer(r, NULL, res);
 }
 
 /* A stored file: httpd's filters then serve Range requests (byterange filter) and the
@@ -213,44 +307,51 @@ static int pump_body(request_rec *r, apr_off_t cap, apr_size_t chunk, body_sink_
     return status;
 }
 
+/* The first size of a JSON body's buffer: it doubles as bytes arrive, up to the cap, so a
+ * client that declares a large body and sends little makes the server allocate little. */
+#define BODY_START 8192
+
 typedef struct {
     apr_pool_t *pool;
     char *buf;
-    apr_size_t used, size;
+    apr_size_t used, size, max;
 } mem_sink_t;
 
 static int to_memory(void *baton, const char *data, apr_size_t len)
 {
     mem_sink_t *m = baton;
     if (m->used + len + 1 > m->size) {
+        apr_size_t size = m->size;
         char *bigger;
-        while (m->used + len + 1 > m->size) {
-            m->size *= 2;
+        while (m->used + len + 1 > size) {
+            size *= 2;
         }
-        bigger = apr_palloc(m->pool, m->size);
+        size = size > m->max ? m->max : size; /* pump_body keeps used + len within the cap */
+        bigger = apr_palloc(m->pool, size);
         memcpy(bigger, m->buf, m->used);
         m->buf = bigger;
+        m->size = size;
     }
     memcpy(m->buf + m->used, data, len);
     m->used += len;
     return OK;
 }
 
-/* Reads the whole body into memory with a cap. Returns OK or an HTTP status. */
-static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outlen)
+/* Reads the whole body into memory with a cap (declared: its checked Content-Length, or -1).
+ * Returns OK or an HTTP status. */
+static int read_body(request_rec *r, apr_off_t cap, apr_off_t declared, char **out,
+                     apr_size_t *outlen)
 {
     mem_sink_t m;
-    apr_off_t declared;
     int status;
 
     *out = NULL;
     *outlen = 0;
-    if ((status = check_length(r, cap, &declared)) != OK) {
-        return status;
-    }
     m.pool = r->pool;
     m.used = 0;
-    m.size = declared >= 0 ? (apr_size_t)declared + 1 : 8192;
+    m.max = (apr_size_t)cap + 1;
+    m.size = declared >= 0 && declared < BODY_START ? (apr_size_t)declared + 1 : BODY_START;
+    m.size = m.size > m.max ? m.max : m.size;
     m.buf = apr_palloc(r->pool, m.size);
     if ((status = pump_body(r, cap, HUGE_STRING_LEN, to_memory, &m)) != OK) {
         return status;
@@ -259,6 +360,25 @@ static int read_body(request_rec *r, apr_off_t cap, char **out, apr_size_t *outl
     *out = m.buf;
     *outlen = m.used;
     return OK;
+}
+
+/* 1 when the request announces a body (Content-Length above 0, or chunked). */
+static int has_body(request_rec *r)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    return apr_table_get(r->headers_in, "Transfer-Encoding") != NULL ||
+           (cl && cl[strspn(cl, "0")] != '\0');
+}
+
+/* A refusal before the body was read. The body is not read: a client that announced a large
+ * one gets its answer at once and the connection is closed after it (httpd then does not
+ * read the body either; it only drains what has arrived while it closes). */
+static int refuse(request_rec *r, const jr_result_t *res)
+{
+    if (has_body(r)) {
+        r->connection->keepalive = AP_CONN_CLOSE;
+    }
+    return send_result(r, res);
 }
 
 static const char *bearer(request_rec *r)
@@ -317,7 +437,77 @@ static int method_not_allowed(request_rec *r, jr_result_t *res, const char *allo
 {
     apr_table_setn(res->headers, "Allow", allow);
     jr_fail(res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
-    return send_result(r, res);
+    return refuse(r, res);
+}
+
+/* No route for the path or the method: 404 or 405, after the key check on /api/v1. */
+static int no_route(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
+                    jr_match_e match, const char *allow, jr_result_t *res)
+{
+    /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
+    if (ctx->iface == JR_IF_V1 && !authorize_v1(r, ctx, cred, res)) {
+        return refuse(r, res);
+    }
+    if (match == JR_ROUTE_NOT_FOUND) {
+        jr_fail(res, r->pool, 404, "not found");
+        return refuse(r, res);
+    }
+    return method_not_allowed(r, res, allow);
+}
+
+/* The body's type is known from the headers, so a route that takes JSON refuses another type
+ * before reading. A chunked body without a Content-Type is judged once read (it may be
+ * empty, which such a route accepts). */
+static int body_type_ok(request_rec *r, jr_ctx_t *ctx, const jr_route_t *route,
+                        jr_result_t *res)
+{
+    const char *ct = apr_table_get(r->headers_in, "Content-Type");
+    if (!has_body(r) || (!ct && apr_table_get(r->headers_in, "Transfer-Encoding"))) {
+        return 1;
+    }
+    return jr_request_type_ok(ctx, route, ct, res);
+}
+
+#define GO_ON (-1)
+
+/* Takes the body the route wants: discarded, into an upload file (ctx->upload) or into
+ * memory (*body, *len). GO_ON, or the handler's result once a refusal has been sent. */
+static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_route_t *route,
+                     jr_ctx_t *ctx, jr_result_t *res, char **body, apr_size_t *len)
+{
+    apr_off_t cap = (apr_off_t)conf->max_body, declared;
+    int status;
+    if (route->body == JR_BODY_NONE) {
+        ap_discard_request_body(r); /* an authorised request: keep the connection usable */
+        return GO_ON;
+    }
+    if (route->body == JR_BODY_UPLOAD) {
+        cap = (apr_off_t)conf->core.upload_max;
+        status = read_upload(r, conf, &ctx->upload);
+    } else if ((status = check_length(r, cap, &declared)) == OK) {
+        if (!body_type_ok(r, ctx, route, res)) {
+            return refuse(r, res);
+        }
+        status = read_body(r, cap, declared, body, len);
+    }
+    return status == OK ? GO_ON : answer_body_error(r, res, status, cap);
+}
+
+static void init_ctx(request_rec *r, mj_server_conf_t *conf, jr_ctx_t *ctx,
+                     jr_credentials_t *cred)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->pool = r->pool;
+    ctx->cfg = &conf->core;
+    ctx->client_ip = r->useragent_ip;
+    ctx->method = r->method;
+    ctx->params = apr_table_make(r->pool, 4);
+    ctx->counters = mj_counters();
+    cred->session_token = apr_table_get(r->headers_in, "X-Auth-Token");
+    cred->api_key = apr_table_get(r->headers_in, "X-Api-Key");
+    if (!cred->api_key) {
+        cred->api_key = bearer(r);
+    }
 }
 
 int mj_handler(request_rec *r)
@@ -325,9 +515,11 @@ int mj_handler(request_rec *r)
     mj_server_conf_t *conf;
     const jr_route_t *table, *route = NULL;
     const char *allow = NULL, *qerr = NULL;
+    const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";
     jr_credentials_t cred;
     jr_result_t res;
     jr_ctx_t ctx;
+    mj_stream_t st = {r, &res, NULL, 0, 0};
     char *body = NULL;
     apr_size_t len = 0;
     int status;
@@ -337,72 +529,46 @@ int mj_handler(request_rec *r)
         return DECLINED;
     }
     conf = mj_conf(r->server);
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.pool = r->pool;
-    ctx.cfg = &conf->core;
-    ctx.client_ip = r->useragent_ip;
-    ctx.method = r->method;
-    ctx.params = apr_table_make(r->pool, 4);
+    init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);
-
-    ctx.counters = mj_counters();
-    cred.session_token = apr_table_get(r->headers_in, "X-Auth-Token");
-    cred.api_key = apr_table_get(r->headers_in, "X-Api-Key");
-    if (!cred.api_key) {
-        cred.api_key = bearer(r);
-    }
-    table = jr_routes_for(r->parsed_uri.path ? r->parsed_uri.path : "/", &ctx.iface);
-    match = jr_route_match(table, r->pool, r->method, r->parsed_uri.path ? r->parsed_uri.path : "/",
-                           &route, ctx.params, &allow);
+    table = jr_routes_for(path, &ctx.iface);
+    match = jr_route_match(table, r->pool, r->method, path, &route, ctx.params, &allow);
     if (r->method_number == M_TRACE) {
         /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
          * before any key check. Only /api tells which methods a known path has; /api/v1
          * never reveals without a key whether a path exists. */
-        ap_discard_request_body(r);
         return method_not_allowed(r, &res,
                                   ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD
                                       ? allow
                                       : MJ_METHODS);
     }
     if (match != JR_ROUTE_FOUND) {
-        ap_discard_request_body(r);
-        /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
-        if (ctx.iface == JR_IF_V1 && !authorize_v1(r, &ctx, &cred, &res)) {
-            return send_result(r, &res);
-        }
-        if (match == JR_ROUTE_NOT_FOUND) {
-            return fail(r, &res, 404, "not found");
-        }
-        return method_not_allowed(r, &res, allow);
+        return no_route(r, &ctx, &cred, match, allow, &res);
     }
+    /* Every refusal that does not need the body comes before it is read. */
     if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
-        ap_discard_request_body(r);
-        return fail(r, &res, 503, "database unavailable");
+        jr_fail(&res, r->pool, 503, "database unavailable");
+        return refuse(r, &res);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
-        ap_discard_request_body(r);
-        return send_result(r, &res);
+        return refuse(r, &res);
     }
     if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
-        ap_discard_request_body(r);
-        return fail(r, &res, 400, qerr);
+        jr_fail(&res, r->pool, 400, "%s", qerr);
+        return refuse(r, &res);
     }
     if (ctx.who.username) {
         r->user = apr_pstrdup(r->pool, ctx.who.username);
     }
 
-    if (route->body == JR_BODY_NONE) {
-        ap_discard_request_body(r);
-    } else if (route->body == JR_BODY_UPLOAD) {
-        if ((status = read_upload(r, conf, &ctx.upload)) != OK) {
-            return answer_body_error(r, &res, status, (apr_off_t)conf->core.upload_max);
-        }
-    } else if ((status = read_body(r, (apr_off_t)conf->max_body, &body, &len)) != OK) {
-        return answer_body_error(r, &res, status, (apr_off_t)conf->max_body);
+    if ((status = take_body(r, conf, route, &ctx, &res, &body, &len)) != GO_ON) {
+        return status;
     }
+    ctx.flush = stream_out;
+    ctx.flush_baton = &st;
     if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
                        &res) != APR_SUCCESS) {
-        return fail(r, &res, 500, "internal error");
+        jr_fail(&res, r->pool, 500, "internal error");
     }
-    return send_result(r, &res);
+    return send_answer(r, &st, &res);
 }

@@ -35,6 +35,7 @@ typedef struct {
     const char *ai_endpoint, *ai_model, *ai_key_file;
     long long login_throttle_threshold, login_throttle_window, login_throttle_max_backoff;
     long long counter_slots;
+    long long report_versions_max;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 

@@ -15,6 +15,7 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p)
     res->json = NULL;
     res->body = NULL;
     res->body_len = 0;
+    res->streamed = 0;
     res->file = NULL;
     res->headers = apr_table_make(p, 4);
 }
@@ -29,6 +30,8 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     res->status = status;
     res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
     res->body = NULL;
+    res->streamed = 0;
+    apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
     return APR_SUCCESS;
 }
 
@@ -36,6 +39,8 @@ apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
 {
     res->status = status;
     res->json = jr_json_own(p, json);
+    res->body = NULL;
+    res->streamed = 0;
     return APR_SUCCESS;
 }
 
@@ -45,6 +50,7 @@ apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t
     res->json = NULL;
     res->body = body;
     res->body_len = len;
+    res->streamed = 0;
     return APR_SUCCESS;
 }
 
@@ -193,16 +199,22 @@ apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
 {
     size_t len;
     const char *body = jr_jw_done(w, &len);
-    return jr_reply_raw(res, status, body, len);
+    jr_reply_raw(res, status, body, len);
+    res->streamed = jr_jw_streamed(w);
+    return APR_SUCCESS;
 }
 
-void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w)
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
 {
+    res->status = 200;
     if (ctx->iface == JR_IF_V1) {
         jr_jw_obj(w);
         jr_jw_key(w, "items");
+    } else {
+        apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     }
     jr_jw_arr(w);
+    jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
 }
 
 apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
@@ -214,8 +226,6 @@ apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long lo
         jr_jw_kint(w, "limit", limit);
         jr_jw_kint(w, "offset", offset);
         jr_jw_obj_end(w);
-    } else {
-        apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     }
     return jr_reply_jw(res, 200, w);
 }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "jr_db.h"
+#include "jr_jw.h"
 
 #define JR_VERSION "0.1.0"
 
@@ -66,6 +67,7 @@ typedef struct {
     int worker_supervised;   /* JournalWorker On */
     int worker_processes;    /* JournalWorkerProcesses */
     const struct jr_worker_census *workers; /* kept by httpd's parent; NULL when unknown */
+    int report_versions_max;  /* versions kept per lesson report; 0: the default */
 } jr_config_t;
 
 /* What httpd's parent knows of the worker processes it supervises, in shared memory that
@@ -91,6 +93,7 @@ typedef struct jr_worker_census {
 #define JR_DEFAULT_LOGIN_THROTTLE_WINDOW 900
 #define JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF 900
 #define JR_LOGIN_THROTTLE_FIRST 60 /* the first period (at most the maximum) */
+#define JR_DEFAULT_REPORT_VERSIONS_MAX 200
 
 struct jr_counters;
 
@@ -115,6 +118,10 @@ typedef struct jr_ctx {
     apr_table_t *query;  /* decoded query string */
     struct jr_counters *counters; /* shared counters (rate limits, failures); may be NULL */
     jr_upload_t *upload;          /* routes with JR_BODY_UPLOAD */
+    /* Where a streamed list hands its bytes (the host's output); NULL keeps the whole answer
+     * in memory. See jr_jw_list_begin. */
+    jr_jw_flush_fn *flush;
+    void *flush_baton;
 } jr_ctx_t;
 
 /* A file to send instead of JSON: the host streams it (Range and conditional requests
@@ -136,6 +143,7 @@ typedef struct {
     jr_file_reply_t *file; /* when set, sent instead of json (status 200) */
     const char *body;      /* serialised JSON (streaming writer), sent instead of json */
     size_t body_len;
+    int streamed; /* the body's beginning left through ctx->flush; body is the rest */
 } jr_result_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);
@@ -192,13 +200,16 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
 
 
 
-/* Streaming lists: begin writes "[" on /api or the envelope's {"items":[ on /api/v1; end
- * closes it with total/limit/offset (or sets X-Total-Count) and fills res. */
-struct jr_jw;
-void jr_jw_list_begin(jr_ctx_t *ctx, struct jr_jw *w);
+/* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
+ * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
+ * the writer hand its bytes to ctx->flush: res's status and headers must not change after
+ * it. end closes the list (with total/limit/offset in the envelope) and fills res. An error
+ * after begin is still an error answer when nothing has been sent yet; otherwise the host
+ * can only cut the response short. */
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total);
 /* Answers with the writer's finished document. */
-apr_status_t jr_reply_jw(jr_result_t *res, int status, struct jr_jw *w);
-apr_status_t jr_jw_list_end(jr_ctx_t *ctx, struct jr_jw *w, jr_result_t *res, long long total,
+apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
+apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
                             long long limit, long long offset);
 
 /* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an

@@ -247,10 +247,10 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     const char *g, *b, *m, *s, *name = apr_table_get(ctx->query, "student");
     const char *q = apr_table_get(ctx->query, "search"), *pat = NULL, *from, *to;
     const char *scope = ctx->who.branch_json;
-    jr_rows_t *rows, *count;
-    entry_cols_t cols;
+    jr_rows_t *count;
     jr_jw_t w;
-    int i;
+    entry_stream_t es = {&w, {0}, 0};
+    int plain;
 
     if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
         (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
@@ -271,33 +271,24 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
 #define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
-    jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
-    if (!g && !b && !m && !s && !name && !from && !to && !pat) {
-        /* The hot path: rows go from the statement straight into the writer. */
-        entry_stream_t es = {&w, {0}, 0};
-        if (jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope)) !=
-            APR_SUCCESS) {
-            return jr_fail(res, p, 503, "database unavailable");
-        }
-        jr_jw_list_begin(ctx, &w);
-        if (jr_db_select_each(ctx->db, p, "entries_list_plain", stream_entry, &es,
-                              JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
-            APR_SUCCESS) {
-            return jr_fail(res, p, 503, "database unavailable");
-        }
-        return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+    /* The hot path (no filter) counts from entry_counts. */
+    plain = !g && !b && !m && !s && !name && !from && !to && !pat;
+    if ((plain ? jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope))
+               : jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS))) !=
+        APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
     }
-    if (jr_db_select(ctx->db, p, "entries_list", &rows,
-                     JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS)) != APR_SUCCESS) {
+    /* Rows go from the statement straight into the writer, and from there to the client. */
+    jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
+    if ((plain ? jr_db_select_each(ctx->db, p, "entries_list_plain", stream_entry, &es,
+                                   JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset)))
+               : jr_db_select_each(ctx->db, p, "entries_list", stream_entry, &es,
+                                   JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset)))) !=
+        APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
 #undef ENTRY_ARGS
-    jr_jw_list_begin(ctx, &w);
-    entry_cols(rows, &cols);
-    for (i = 0; i < rows->nrows; ++i) {
-        entry_write(&w, rows->rows[i], &cols);
-    }
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 

@@ -4,22 +4,45 @@
 
 #include "jr_jw.h"
 
+/* Where the next write leaves the fast path: the end of the buffer, or the flush point. */
+static void set_lim(jr_jw_t *w)
+{
+    w->lim = w->flush && w->cap > JR_JW_FLUSH_AT ? JR_JW_FLUSH_AT : w->cap;
+}
+
+static void flush_now(jr_jw_t *w)
+{
+    if (!w->failed && w->flush(w->flush_baton, w->buf, w->len) != 0) {
+        w->failed = 1;
+    }
+    w->sent += (long long)w->len;
+    w->len = 0;
+}
+
+/* The slow path of reserve: hand the bytes on when they would pass the flush point, and
+ * grow the buffer when the write still does not fit (a string larger than the buffer). */
 static void grow(jr_jw_t *w, size_t more)
 {
-    size_t cap = w->cap * 2;
-    char *bigger;
-    while (cap < w->len + more + 1) {
-        cap *= 2;
+    if (w->flush && w->len > 0 && w->len + more + 1 > JR_JW_FLUSH_AT) {
+        flush_now(w);
     }
-    bigger = apr_palloc(w->pool, cap);
-    memcpy(bigger, w->buf, w->len);
-    w->buf = bigger;
-    w->cap = cap;
+    if (w->len + more + 1 > w->cap) {
+        size_t cap = w->cap * 2;
+        char *bigger;
+        while (cap < w->len + more + 1) {
+            cap *= 2;
+        }
+        bigger = apr_palloc(w->pool, cap);
+        memcpy(bigger, w->buf, w->len);
+        w->buf = bigger;
+        w->cap = cap;
+    }
+    set_lim(w);
 }
 
 static inline void reserve(jr_jw_t *w, size_t more)
 {
-    if (w->len + more + 1 > w->cap) {
+    if (w->len + more + 1 > w->lim) {
         grow(w, more);
     }
 }
@@ -56,8 +79,10 @@ void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial)
 {
     memset(w, 0, sizeof(*w));
     w->pool = p;
-    w->cap = initial < 64 ? 64 : initial;
+    /* A larger document grows by doubling; a streamed one never needs more. */
+    w->cap = initial < 64 ? 64 : initial > JR_JW_FLUSH_AT ? JR_JW_FLUSH_AT : initial;
     w->buf = apr_palloc(p, w->cap);
+    w->lim = w->cap;
     w->first_cap = JR_JW_DEPTH;
     w->first = apr_palloc(p, (apr_size_t)w->first_cap);
 }
@@ -259,6 +284,18 @@ void jr_jw_kbool(jr_jw_t *w, const char *key, int v)
 {
     jr_jw_key(w, key);
     jr_jw_bool(w, v);
+}
+
+void jr_jw_set_flush(jr_jw_t *w, jr_jw_flush_fn *fn, void *baton)
+{
+    w->flush = fn;
+    w->flush_baton = baton;
+    set_lim(w);
+}
+
+int jr_jw_streamed(const jr_jw_t *w)
+{
+    return w->sent > 0;
 }
 
 const char *jr_jw_done(jr_jw_t *w, size_t *len)

@@ -1,6 +1,10 @@
 /* A streaming JSON writer: appends to one growing buffer in pool memory, no tree. For list
  * responses and hot paths; jansson stays for parsing and small documents. Callers write
- * well-formed structures (begin/end pairs); commas are placed automatically. */
+ * well-formed structures (begin/end pairs); commas are placed automatically.
+ *
+ * With a flush callback the buffer is handed on (to the client) whenever it would pass
+ * JR_JW_FLUSH_AT bytes and is then reused, so a long list costs one buffer, not its whole
+ * size. Without one the whole document stays in the buffer. */
 #ifndef JR_JW_H
 #define JR_JW_H
 
@@ -9,17 +13,35 @@
 /* The initial size of the open-container stack; it grows as needed (no depth limit). */
 #define JR_JW_DEPTH 16
 
+/* Bytes the buffer holds before they are handed to the flush callback. */
+#define JR_JW_FLUSH_AT (64 * 1024)
+
+/* Takes len bytes of the document; returns 0, or non-zero when they cannot be delivered (the
+ * writer then drops everything it writes from there on). */
+typedef int jr_jw_flush_fn(void *baton, const char *data, size_t len);
+
 typedef struct jr_jw {
     apr_pool_t *pool;
     char *buf;
     size_t len, cap;
+    size_t lim; /* writes beyond it take the slow path: cap, or at most JR_JW_FLUSH_AT */
+    jr_jw_flush_fn *flush;
+    void *flush_baton;
+    long long sent; /* bytes handed to flush so far */
+    int failed;     /* flush failed: the rest is dropped */
     int depth;
     unsigned char *first; /* per open container: 1 while it is still empty */
     int first_cap;
     int after_key;
 } jr_jw_t;
 
+/* initial is the buffer's first size, at most JR_JW_FLUSH_AT (it doubles as needed). */
 void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial);
+
+/* From now on, hands the buffer to fn every JR_JW_FLUSH_AT bytes (NULL fn: never). */
+void jr_jw_set_flush(jr_jw_t *w, jr_jw_flush_fn *fn, void *baton);
+/* 1 once part of the document has left through the flush callback (or was dropped). */
+int jr_jw_streamed(const jr_jw_t *w);
 
 void jr_jw_obj(jr_jw_t *w);
 void jr_jw_obj_end(jr_jw_t *w);
@@ -40,7 +62,8 @@ void jr_jw_kint(jr_jw_t *w, const char *key, long long v);
 void jr_jw_kint_text(jr_jw_t *w, const char *key, const char *digits);
 void jr_jw_kbool(jr_jw_t *w, const char *key, int v);
 
-/* The finished document (NUL-terminated) and its length. */
+/* The finished document (NUL-terminated) and its length; after flushes, the part not yet
+ * handed on. */
 const char *jr_jw_done(jr_jw_t *w, size_t *len);
 
 #endif

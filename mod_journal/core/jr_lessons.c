@@ -52,9 +52,20 @@ const jr_stmt_def_t jr_stmts_lessons[] = {
      "INSERT INTO lesson_report_versions (report_id, text, source, created_at, created_by,"
      " created_by_key) VALUES (" JR_INT ", %s, %s, %s, " JR_INT ", " JR_INT ")",
      NULL},
+    /* stream_version reads the columns in this order. */
     {"versions_list",
      "SELECT id, report_id, text, source, created_at, created_by, created_by_key"
-     " FROM lesson_report_versions WHERE report_id = " JR_INT " ORDER BY id DESC",
+     " FROM lesson_report_versions WHERE report_id = " JR_INT " ORDER BY id DESC"
+     " LIMIT " JR_INT " OFFSET " JR_INT,
+     NULL},
+    {"versions_count",
+     "SELECT COUNT(*) AS n FROM lesson_report_versions WHERE report_id = " JR_INT, NULL},
+    /* Drops the versions older than the newest N + 1 that are not the original (N is the
+     * parameter); nothing while there are fewer. */
+    {"versions_trim",
+     "DELETE FROM lesson_report_versions WHERE report_id = " JR_INT " AND source <> 'create'"
+     " AND id < (SELECT id FROM lesson_report_versions WHERE report_id = " JR_INT
+     " AND source <> 'create' ORDER BY id DESC LIMIT 1 OFFSET " JR_INT ")",
      NULL},
     {"version_get",
      "SELECT id, text FROM lesson_report_versions WHERE id = " JR_INT " AND report_id = " JR_INT,
@@ -182,7 +193,7 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 1024 * (size_t)(rows->nrows + 1));
-    jr_jw_list_begin(ctx, &w);
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     for (i = 0; i < rows->nrows; ++i) {
         jr_report_write(&w, rows, i);
     }
@@ -194,13 +205,24 @@ apr_status_t jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     return reply_report(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
+/* Adds a version and keeps the history bounded in the same transaction: the original (the
+ * create version) and the newest report_versions_max - 1 others. */
 static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
                                 const char *source)
 {
     apr_pool_t *p = ctx->pool;
-    return jr_db_exec(ctx->db, p, "version_insert", NULL,
-                      JR_ARGS(jr_i64(p, id), text, source, jr_now_iso(p),
-                              jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id)));
+    const char *rid = jr_i64(p, id);
+    int max = ctx->cfg && ctx->cfg->report_versions_max > 0 ? ctx->cfg->report_versions_max
+                                                            : JR_DEFAULT_REPORT_VERSIONS_MAX;
+    if (jr_db_exec(ctx->db, p, "version_insert", NULL,
+                   JR_ARGS(rid, text, source, jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
+                           jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    if (!strcmp(source, "create")) {
+        return APR_SUCCESS;
+    }
+    return jr_db_exec(ctx->db, p, "versions_trim", NULL, JR_ARGS(rid, rid, jr_i64(p, max - 2)));
 }
 
 /* Validated values of a create or update. */
@@ -386,34 +408,43 @@ apr_status_t jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     return jr_reply_ok(res, p);
 }
 
+/* One version; the columns in the order of versions_list. */
+static int stream_version(void *baton, const jr_rows_t *shape, const char *const *row)
+{
+    jr_jw_t *w = baton;
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", row[0]);
+    jr_jw_kint_text(w, "report_id", row[1]);
+    jr_jw_kstr(w, "text", row[2]);
+    jr_jw_kstr(w, "source", row[3]);
+    jr_jw_kstr(w, "created_at", row[4]);
+    jr_jw_kint_text(w, "created_by", row[5]);
+    jr_jw_kint_text(w, "created_by_key", row[6]);
+    jr_jw_obj_end(w);
+    return 0;
+}
+
 apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long id = jr_param_id(ctx, "id");
-    jr_rows_t *rows;
+    const char *id = jr_i64(p, jr_param_id(ctx, "id"));
+    long long limit, offset;
+    jr_rows_t *count;
     jr_jw_t w;
-    int i;
-    if (!report_row(ctx, res, id)) {
+    if (jr_list_params(ctx, res, &limit, &offset) != 0 ||
+        !report_row(ctx, res, jr_param_id(ctx, "id"))) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "versions_list", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, "versions_count", &count, JR_ARGS(id)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
-    jr_jw_init(&w, p, 512 * (size_t)(rows->nrows + 1));
-    jr_jw_arr(&w);
-    for (i = 0; i < rows->nrows; ++i) {
-        jr_jw_obj(&w);
-        jr_jw_kint_text(&w, "id", jr_rows_get(rows, i, "id"));
-        jr_jw_kint_text(&w, "report_id", jr_rows_get(rows, i, "report_id"));
-        jr_jw_kstr(&w, "text", jr_rows_get(rows, i, "text"));
-        jr_jw_kstr(&w, "source", jr_rows_get(rows, i, "source"));
-        jr_jw_kstr(&w, "created_at", jr_rows_get(rows, i, "created_at"));
-        jr_jw_kint_text(&w, "created_by", jr_rows_get(rows, i, "created_by"));
-        jr_jw_kint_text(&w, "created_by_key", jr_rows_get(rows, i, "created_by_key"));
-        jr_jw_obj_end(&w);
+    jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
+    if (jr_db_select_each(ctx->db, p, "versions_list", stream_version, &w,
+                          JR_ARGS(id, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
     }
-    jr_jw_arr_end(&w);
-    return jr_reply_jw(res, 200, &w);
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
 apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -172,6 +172,17 @@ static int is_json_type(const char *ct)
     return n > 17 && !strncasecmp(ct, "application/", 12) && !strncasecmp(ct + n - 5, "+json", 5);
 }
 
+int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                       jr_result_t *res)
+{
+    if ((route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) &&
+        !is_json_type(content_type)) {
+        jr_fail(res, ctx->pool, 415, "Content-Type must be application/json");
+        return 0;
+    }
+    return 1;
+}
+
 apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
                             const char *body, size_t len, jr_result_t *res)
 {
@@ -182,8 +193,8 @@ apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *
         if (has_body) {
             const char *err = NULL;
             json_t *j;
-            if (!is_json_type(content_type)) {
-                return jr_fail(res, ctx->pool, 415, "Content-Type must be application/json");
+            if (!jr_request_type_ok(ctx, route, content_type, res)) {
+                return APR_SUCCESS;
             }
             if (!(j = jr_json_parse(ctx->pool, body, len, &err))) {
                 return jr_fail(res, ctx->pool, 400, "%s", err);

@@ -62,6 +62,12 @@ typedef struct {
 int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
                          jr_result_t *res);
 
+/* Whether a body of content_type suits the route: 1, or 0 with a 415 in res when the route
+ * takes JSON and the type is another. Hosts call it before reading a body they know is
+ * there, so a refused body is never read. */
+int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                       jr_result_t *res);
+
 /* Checks the body (Content-Type, JSON object) and runs the operation. body may be NULL. */
 apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
                             const char *body, size_t len, jr_result_t *res);

@@ -135,7 +135,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
-    jr_jw_list_begin(ctx, &w);
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     for (i = 0; i < rows->nrows; ++i) {
         student_write(&w, rows, i);
     }

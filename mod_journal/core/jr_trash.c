@@ -88,7 +88,7 @@ apr_status_t jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
-    jr_jw_list_begin(ctx, &w);
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     for (i = 0; i < rows->nrows; ++i) {
         jr_jw_obj(&w);
         jr_jw_kstr(&w, "type", jr_rows_get(rows, i, "type"));

@@ -528,6 +528,162 @@ START_TEST(done_is_repeatable)
 }
 END_TEST
 
+/* ---- flushing ---------------------------------------------------------------------------- */
+
+/* A flush callback's sink: every byte handed on, the number and largest size of the calls,
+ * and a call from which on it refuses (0: never). */
+typedef struct {
+    char *data;
+    size_t len, cap, largest;
+    int calls, fail_at;
+} sink_t;
+
+static int sink_take(void *baton, const char *data, size_t len)
+{
+    sink_t *k = baton;
+    ++k->calls;
+    if (k->fail_at && k->calls >= k->fail_at) {
+        return -1;
+    }
+    if (k->len + len > k->cap) {
+        k->cap = (k->len + len) * 2;
+        k->data = realloc(k->data, k->cap);
+        ck_assert_ptr_nonnull(k->data);
+    }
+    memcpy(k->data + k->len, data, len);
+    k->len += len;
+    k->largest = len > k->largest ? len : k->largest;
+    return 0;
+}
+
+/* An array of items objects, each with a text of text_len characters (quotes and newlines
+ * among them, so escapes cross the flush points). */
+static void write_items(jr_jw_t *w, int items, size_t text_len)
+{
+    char *text = malloc(text_len + 1);
+    int i;
+    size_t c;
+    ck_assert_ptr_nonnull(text);
+    for (c = 0; c < text_len; ++c) {
+        text[c] = "lorem \"ipsum\"\n"[c % 14];
+    }
+    text[text_len] = '\0';
+    jr_jw_arr(w);
+    for (i = 0; i < items; ++i) {
+        jr_jw_obj(w);
+        jr_jw_kint(w, "id", i);
+        jr_jw_kstr(w, "text", text);
+        jr_jw_obj_end(w);
+    }
+    jr_jw_arr_end(w);
+    free(text);
+}
+
+START_TEST(flushed_document_is_the_whole_document)
+{
+    sink_t k = {0};
+    jr_jw_t whole, w;
+    const char *all, *rest;
+    size_t all_len, rest_len;
+
+    jr_jw_init(&whole, pool, 64);
+    write_items(&whole, 300, 2000);
+    all = jr_jw_done(&whole, &all_len);
+    ck_assert_uint_gt(all_len, 10 * JR_JW_FLUSH_AT);
+
+    jr_jw_init(&w, pool, 512 * 301); /* sized for a whole page by the caller: clamped */
+    ck_assert_uint_le(w.cap, JR_JW_FLUSH_AT);
+    jr_jw_set_flush(&w, sink_take, &k);
+    write_items(&w, 300, 2000);
+    rest = jr_jw_done(&w, &rest_len);
+    /* One buffer, reused and never grown; no call passed the flush point. */
+    ck_assert_uint_le(w.cap, JR_JW_FLUSH_AT);
+    ck_assert_uint_le(k.largest, JR_JW_FLUSH_AT);
+    ck_assert_int_ge(k.calls, (int)(all_len / JR_JW_FLUSH_AT));
+    ck_assert(jr_jw_streamed(&w));
+    ck_assert_uint_eq(k.len + rest_len, all_len);
+    ck_assert_int_eq(memcmp(k.data, all, k.len), 0);
+    ck_assert_int_eq(memcmp(rest, all + k.len, rest_len), 0);
+    free(k.data);
+}
+END_TEST
+
+START_TEST(small_document_is_never_flushed)
+{
+    sink_t k = {0};
+    jr_jw_t w;
+    size_t len;
+    jr_jw_init(&w, pool, 256);
+    jr_jw_set_flush(&w, sink_take, &k);
+    write_items(&w, 20, 1000); /* ~20 KB: a list page on the hot path */
+    jr_jw_done(&w, &len);
+    ck_assert_int_eq(k.calls, 0);
+    ck_assert(!jr_jw_streamed(&w));
+    ck_assert_uint_gt(len, 20000);
+    ck_assert_uint_lt(len, JR_JW_FLUSH_AT);
+}
+END_TEST
+
+START_TEST(string_larger_than_the_flush_point)
+{
+    const size_t n = 3 * JR_JW_FLUSH_AT;
+    sink_t k = {0};
+    char *s = malloc(n + 1), *doc;
+    const char *rest;
+    size_t rest_len;
+    json_error_t err;
+    json_t *got;
+    jr_jw_t w;
+
+    ck_assert_ptr_nonnull(s);
+    memset(s, 'a', n);
+    s[n] = '\0';
+    jr_jw_init(&w, pool, 64);
+    jr_jw_set_flush(&w, sink_take, &k);
+    jr_jw_arr(&w);
+    jr_jw_str(&w, "before");
+    jr_jw_str(&w, s);
+    jr_jw_str(&w, "after");
+    jr_jw_arr_end(&w);
+    rest = jr_jw_done(&w, &rest_len);
+    ck_assert_int_ge(k.calls, 1);
+    doc = malloc(k.len + rest_len + 1);
+    ck_assert_ptr_nonnull(doc);
+    memcpy(doc, k.data, k.len);
+    memcpy(doc + k.len, rest, rest_len + 1);
+    got = json_loadb(doc, k.len + rest_len, 0, &err);
+    ck_assert_msg(got != NULL, "not JSON: %s", err.text);
+    {
+        json_t *want = json_pack("[s,s,s]", "before", s, "after");
+        ck_assert(json_equal(got, want));
+        json_decref(want);
+    }
+    json_decref(got);
+    free(doc);
+    free(s);
+    free(k.data);
+}
+END_TEST
+
+START_TEST(failed_flush_drops_the_rest)
+{
+    sink_t k = {0};
+    jr_jw_t w;
+    size_t len;
+    k.fail_at = 2;
+    jr_jw_init(&w, pool, 64);
+    jr_jw_set_flush(&w, sink_take, &k);
+    write_items(&w, 400, 2000); /* ~800 KB: many flush points */
+    jr_jw_done(&w, &len);
+    /* Not called again once it failed (the client is gone), and memory stays bounded. */
+    ck_assert_int_eq(k.calls, 2);
+    ck_assert(jr_jw_streamed(&w));
+    ck_assert_uint_le(w.cap, JR_JW_FLUSH_AT);
+    ck_assert_uint_le(len, JR_JW_FLUSH_AT);
+    free(k.data);
+}
+END_TEST
+
 /* ---- fuzz ------------------------------------------------------------------------------ */
 
 /* xorshift64*: the same sequence everywhere, for reproducible failures. */
@@ -780,6 +936,14 @@ Suite *suite_jw(void)
     tcase_add_test(tc, int_text_null_and_non_numbers);
     tcase_add_test(tc, booleans);
     tcase_add_test(tc, raw_values);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("flush");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, flushed_document_is_the_whole_document);
+    tcase_add_test(tc, small_document_is_never_flushed);
+    tcase_add_test(tc, string_larger_than_the_flush_point);
+    tcase_add_test(tc, failed_flush_drops_the_rest);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fuzz");

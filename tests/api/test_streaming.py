@@ -1,0 +1,257 @@
+"""List answers are written to the client as they are produced: a page of 1000 entries of
+20,000 characters does not grow a child's memory with its size; the status and every header
+(X-Total-Count included) leave before the first item; answers that fit one buffer keep their
+Content-Length; HEAD sends headers only; a database error after the first bytes cuts the
+response short instead of completing it."""
+
+import json
+import os
+import socket
+import sqlite3
+import time
+
+import pytest
+
+import harness
+from harness import assert_json
+from test_lesson_versions import sql_exec
+
+PAGE = 1000
+TEXT_LEN = 20000
+UNIT = ' lorem "ipsum"\n dolor'  # 21 characters, two of them escaped in JSON
+# One child with a fixed set of threads: every request lands in the process that is measured.
+ONE_CHILD = "StartServers 1\nServerLimit 1\nMaxRequestWorkers 64\n"
+RSS_BUDGET_MB = 16
+
+
+def text_of(i):
+    """The description of entry number i: 20,000 characters, unique at the start."""
+    return (f"{i:05d}" + UNIT * 1000)[:TEXT_LEN]
+
+
+def fill_entries(srv, n=PAGE, marked=None):
+    """n entries of TEXT_LEN characters in one new group, written by SQL (through the API this
+    would take minutes). Entry `marked` gets a text of 'Z' only. Returns (session token,
+    group id)."""
+    token = srv.admin_token
+    branch = srv.create_branch()
+    group = srv.create_group(branch["id"])
+    g, b = int(group["id"]), int(branch["id"])
+    now = "'2026-01-01T00:00:00Z'"
+    mark = int(marked or 0)
+    if srv.db_kind == "sqlite":
+        text = ("substr(printf('%05d', i) || replace(hex(zeroblob(1000)), '00', "
+                "' lorem \"ipsum\"' || char(10) || ' dolor'), 1, 20000)")
+        rows = f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n})"
+        source = "n"
+        zs = "replace(hex(zeroblob(10000)), '0', 'Z')"
+    else:
+        text = ("left(lpad(i::text, 5, '0') || repeat(' lorem \"ipsum\"' || chr(10) || ' dolor',"
+                " 1000), 20000)")
+        rows = ""
+        source = f"generate_series(1, {n}) AS i"
+        zs = "repeat('Z', 20000)"
+    sql_exec(srv, f"{rows} INSERT INTO entries (student_name, group_id, branch_id, description,"
+                  f" created_at, updated_at) SELECT 'student ' || i, {g}, {b},"
+                  f" CASE WHEN i = {mark} THEN {zs} ELSE {text} END, {now}, {now} FROM {source}")
+    return token, g
+
+
+def check_page(items, n=PAGE):
+    """Every entry of the page, complete, newest first."""
+    assert len(items) == n
+    ids = [e["id"] for e in items]
+    assert ids == sorted(ids, reverse=True)
+    for e in items:
+        i = int(e["student_name"].split()[1])
+        assert e["description"] == text_of(i), f"entry {e['id']} is not complete"
+
+
+def child_memory_kb(srv, field):
+    """A /proc/PID/status figure (VmRSS, VmHWM: the peak of VmRSS, VmData) summed over the
+    httpd children (the one child of ONE_CHILD), in KiB."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != srv.pid:
+                continue
+            with open(f"/proc/{pid}/status") as f:
+                total += next(int(l.split()[1]) for l in f if l.startswith(field + ":"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            continue
+    return total
+
+
+@pytest.fixture
+def big(fresh_server):
+    srv = fresh_server(ONE_CHILD)
+    return (srv,) + fill_entries(srv)
+
+
+def test_large_page_is_streamed_complete(big):
+    srv, token, _ = big
+    r = srv.api("GET", "/api/entries", token=token, params={"limit": PAGE})
+    items = assert_json(r, 200)
+    # Streamed: no Content-Length, chunked; the total was known before the first item.
+    assert r.headers.get("Transfer-Encoding") == "chunked", r.headers
+    assert "Content-Length" not in r.headers
+    assert r.headers["X-Total-Count"] == str(PAGE)
+    assert r.headers["Cache-Control"] == "no-store"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert len(r.content) > PAGE * TEXT_LEN
+    check_page(items)
+
+    # /api/v1: the envelope keeps total/limit/offset after the items.
+    key = assert_json(srv.api("POST", "/api/api-keys", token=token,
+                              json={"name": "stream", "scopes": ["read"]}), 201)["key"]
+    r = srv.api("GET", "/api/v1/entries", headers={"X-Api-Key": key},
+                params={"limit": PAGE, "offset": 0})
+    body = assert_json(r, 200)
+    assert r.headers.get("Transfer-Encoding") == "chunked"
+    assert r.headers.get("RateLimit-Limit"), r.headers
+    assert list(body) == ["items", "total", "limit", "offset"]
+    assert (body["total"], body["limit"], body["offset"]) == (PAGE, PAGE, 0)
+    check_page(body["items"])
+
+
+def test_head_of_a_large_page_sends_headers_only(big):
+    srv, token, _ = big
+    get = srv.api("GET", "/api/entries", token=token, params={"limit": PAGE})
+    assert get.status_code == 200
+    head = srv.api("HEAD", "/api/entries", token=token, params={"limit": PAGE})
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["X-Total-Count"] == str(PAGE)
+    assert head.headers["Content-Type"].startswith("application/json")
+    # Nothing was sent, so the length of the body a GET gets is known.
+    assert head.headers["Content-Length"] == str(len(get.content))
+
+
+def test_small_answers_keep_their_content_length(server):
+    """The hot path is unchanged: a page that fits one buffer is one body with its length."""
+    key = assert_json(server.api("POST", "/api/api-keys", token=server.admin_token,
+                                 json={"name": harness.uniq("small"), "scopes": ["read"]}),
+                      201)["key"]
+    for path in ("/api/v1/entries?limit=50", "/api/v1/me", "/api/entries?limit=50"):
+        h = {"X-Api-Key": key} if path.startswith("/api/v1") else {}
+        r = server.api("GET", path, headers=h,
+                       token=None if path.startswith("/api/v1") else server.admin_token)
+        assert_json(r, 200)
+        assert r.headers.get("Content-Length") == str(len(r.content)), (path, r.headers)
+        assert "Transfer-Encoding" not in r.headers
+
+
+@pytest.mark.skipif(harness.DB_KIND != "sqlite",
+                    reason="PostgreSQL rows are read whole by libpq before the first item "
+                           "(jr_db_select_each), so the page's rows themselves take its size")
+@pytest.mark.parametrize("filtered", [False, True], ids=["plain", "filtered"])
+def test_large_page_memory_is_bounded(big, filtered):
+    srv, token, group_id = big
+    params = {"limit": PAGE, "group_id": group_id} if filtered else {"limit": PAGE}
+    # Warm up the child (connections, statements, thread pools) with small pages only.
+    for _ in range(20):
+        r = srv.api("GET", "/api/entries", token=token, params=dict(params, limit=10))
+        assert r.status_code == 200
+    before = child_memory_kb(srv, "VmRSS")
+    assert before > 0
+    r = srv.api("GET", "/api/entries", token=token, params=params)
+    check_page(assert_json(r, 200))
+    # The peak: the request's memory is returned when it ends.
+    peak = child_memory_kb(srv, "VmHWM")
+    grown_mb = (peak - before) / 1024
+    print(f"child RSS {before / 1024:.1f} MB, peak {peak / 1024:.1f} MB "
+          f"(+{grown_mb:.1f} MB) for a {len(r.content) / 1e6:.1f} MB page")
+    assert grown_mb < RSS_BUDGET_MB, \
+        f"a {len(r.content) / 1e6:.1f} MB page grew the child by {grown_mb:.1f} MB"
+
+
+# ---- a failure after the first bytes ---------------------------------------------------------
+def corrupt_overflow_of(db_path, marker=b"Z"):
+    """Breaks the overflow chain of the one row whose text is all `marker`: the next-page
+    pointer of one of its middle overflow pages points past the end of the file."""
+    con = sqlite3.connect(str(db_path))
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    with open(db_path, "r+b") as f:
+        data = bytearray(f.read())
+        page = int.from_bytes(data[16:18], "big") or 65536
+        for start in range(page, len(data), page):
+            body = data[start + 4:start + page]
+            nxt = int.from_bytes(data[start:start + 4], "big")
+            if nxt != 0 and body == marker * len(body):
+                f.seek(start)
+                f.write((0x7FFFFFF0).to_bytes(4, "big"))
+                return start // page + 1
+    raise AssertionError("no overflow page of the marked row found")
+
+
+def read_raw(srv, path, token, timeout=60):
+    """GET over a plain socket until the server closes: (head, raw body bytes)."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+    try:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Token: {token}\r\n"
+                  f"\r\n".encode())
+        data = bytearray()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        else:
+            raise AssertionError("the server did not close the connection")
+    finally:
+        s.close()
+    head, _, body = bytes(data).partition(b"\r\n\r\n")
+    return head.decode("latin-1"), body
+
+
+def dechunk(raw):
+    """Decodes a chunked body: (data, 1 when the last chunk arrived)."""
+    out, pos = bytearray(), 0
+    while True:
+        eol = raw.find(b"\r\n", pos)
+        if eol < 0:
+            return bytes(out), 0
+        size = int(raw[pos:eol].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out), 1
+        start = eol + 2
+        if start + size > len(raw):
+            out += raw[start:]
+            return bytes(out), 0
+        out += raw[start:start + size]
+        pos = start + size + 2
+
+
+@pytest.mark.skipif(harness.DB_KIND != "sqlite",
+                    reason="the failure is made by corrupting a page of the SQLite file; on "
+                           "PostgreSQL the rows are read before the first item is written")
+def test_database_error_after_first_bytes_cuts_the_response(fresh_server):
+    srv = fresh_server(ONE_CHILD)
+    token, _ = fill_entries(srv, marked=PAGE // 2)  # newest first: half the page precedes it
+    srv.stop()
+    corrupt_overflow_of(srv.db_path)
+    srv.start()
+    srv.allowed_log_patterns += [r"JR00050: the answer failed with status 503",
+                                 r"JR01005: statement entries_list_plain failed"]
+    head, raw = read_raw(srv, f"/api/entries?limit={PAGE}", token)
+    status = head.split("\r\n")[0]
+    assert status == "HTTP/1.1 200 OK", head
+    assert "transfer-encoding: chunked" in head.lower(), head
+    assert "x-total-count: 1000" in head.lower(), head
+    body, complete = dechunk(raw)
+    assert not complete, "a failed list must not end like a complete one"
+    assert len(body) > 64 * 1024, "the failure was meant to come after the first flush"
+    assert body.startswith(b"[{")
+    with pytest.raises(ValueError):
+        json.loads(body)
+    log = srv.read_error_log()
+    assert "JR00050" in log and "JR01005" in log, log[-2000:]
+    # The server goes on: rows before the broken one still read.
+    r = srv.api("GET", "/api/entries", token=token, params={"limit": 5})
+    assert len(assert_json(r, 200)) == 5
