@@ -393,7 +393,7 @@ const command_rec mj_directives[] = {
     NUMERIC(15, "Window in which failed logins for one account are counted"),
     NUMERIC(16, "Longest wait of a throttled account (the back-off doubles up to it)"),
     NUMERIC(17, "Slots of each table of the shared counters"),
-        NUMERIC(18, "Versions kept per lesson report (the original and the newest others)"),
+    NUMERIC(18, "Versions kept per lesson report (the original and the newest others)"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     WORKER_DIRECTIVES,
