@@ -12,10 +12,14 @@ typedef enum {
     JR_DB_PGSQL = 2
 } jr_dialect_e;
 
+/* The module's own prepared statements on one connection (see jr_db_attach). */
+typedef struct jr_stmt_cache jr_stmt_cache_t;
+
 typedef struct jr_db {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
-    apr_hash_t *prepared; /* label -> apr_dbd_prepared_t* */
+    jr_stmt_cache_t *cache;
+    apr_hash_t *prepared; /* the cache's table: label -> sqlite3_stmt* or apr_dbd_prepared_t* */
     apr_pool_t *pool;
     jr_dialect_e dialect;
     int in_tx;
@@ -42,21 +46,33 @@ void jr_db_global_init(void);
 /* Dialect of a driver name ("sqlite3", "pgsql"); 0 when unsupported. */
 jr_dialect_e jr_db_dialect_of(const char *driver_name);
 
-/* Wraps a pooled connection (mod_dbd). The wrapper rolls back an open transaction when p is
- * cleared, so a failed request never returns a connection to the pool mid-transaction. */
-jr_db_t *jr_db_wrap(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                    apr_hash_t *prepared);
+/* mod_dbd's connections carry a table of prepared statements (ap_dbd_t.prepared) that every
+ * module using mod_dbd shares (mod_authn_dbd, mod_session_dbd, DBDPrepareSQL). The module keeps
+ * its statements apart, in a cache of its own attached to the connection, and only ever
+ * finalizes what it prepared itself.
+ *
+ * jr_db_attach prepares every statement of the catalog on a new pooled connection, into a
+ * subpool of stmt_pool, which must be destroyed before the connection closes (the pool mod_dbd
+ * passes to its post_connect hook); conn_pool is the connection's own pool (ap_dbd_t.pool),
+ * where jr_db_use finds the cache. */
+apr_status_t jr_db_attach(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *conn_pool,
+                          apr_pool_t *stmt_pool);
 
-/* Prepares every statement of the catalog on a connection into prepared, allocating from
- * pool (which must live as long as the connection). */
-apr_status_t jr_db_prepare_into(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                                apr_hash_t *prepared, apr_pool_t *pool);
+/* Wraps a pooled connection for one user of it (a request), allocating from p. NULL (logged)
+ * when the module's statements are not available on it. Prepares them when the connection has
+ * none yet (their preparation failed when it opened), and, on PostgreSQL, again when libpq
+ * reset the connection after a failure (a new server session has no prepared statements).
+ * The wrapper rolls back an open transaction when p is cleared, so a failed request never
+ * returns a connection to the pool mid-transaction. */
+jr_db_t *jr_db_use(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                   apr_pool_t *conn_pool);
 
-/* PostgreSQL: a connection that libpq reset after a failure is a new server session without
- * our prepared statements. Called before each use of a pooled connection; notices a new
- * backend and prepares the statements again. No-op on SQLite. */
-apr_status_t jr_db_revalidate(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                              apr_hash_t *prepared, apr_pool_t *pool);
+/* SQLite: connections that SQLite opens to this database file (mod_dbd's, the CLI's) get the
+ * foreign-key setting when they open, before anyone prepares a statement on them. Turning it on
+ * later expires every statement prepared earlier on the connection, and the apr_dbd sqlite3
+ * driver's statements (other mod_dbd users') cannot prepare themselves again. The setting lasts
+ * until pconf is cleared. */
+apr_status_t jr_db_sqlite_preconfigure(apr_pool_t *pconf, const char *path);
 
 /* Per-connection settings (SQLite: busy timeout, foreign keys, synchronous). */
 apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle);

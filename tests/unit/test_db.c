@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <apr_dbd.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
@@ -329,25 +330,179 @@ START_TEST(rollback_leaves_nothing)
 }
 END_TEST
 
+/* ---- a pooled connection shared with other mod_dbd users ------------------------------ */
+
+/* A connection made the way mod_dbd makes one: its own pool, a subpool for prepared statements
+ * that is destroyed before the connection closes, the statements registered by other modules
+ * (here one, as mod_authn_dbd's AuthDBDUserPWQuery) in the shared table, then the post_connect
+ * work of the module. */
+typedef struct {
+    apr_pool_t *pool, *stmt_pool;
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    apr_hash_t *prepared; /* mod_dbd's table, shared by every module */
+} dbd_conn_t;
+
+static apr_status_t dbd_conn_close(void *data)
+{
+    dbd_conn_t *c = data;
+    return apr_dbd_close(c->driver, c->handle);
+}
+
+static void dbd_conn_open(dbd_conn_t *c, int attach)
+{
+    apr_dbd_prepared_t *other = NULL;
+    memset(c, 0, sizeof(*c));
+    ck_assert_int_eq(apr_pool_create(&c->pool, pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_get_driver(c->pool, "sqlite3", &c->driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open(c->driver, c->pool, path, &c->handle), APR_SUCCESS);
+    apr_pool_cleanup_register(c->pool, c, dbd_conn_close, apr_pool_cleanup_null);
+    ck_assert_int_eq(apr_pool_create(&c->stmt_pool, c->pool), APR_SUCCESS);
+    /* mod_dbd keeps its table in stmt_pool; here it outlives it, so that a test can release
+     * the module's statements and still run the other one. */
+    c->prepared = apr_hash_make(c->pool);
+    ck_assert_int_eq(apr_dbd_prepare(c->driver, c->pool, c->handle,
+                                     "SELECT name FROM branches WHERE name = %s", "other_1",
+                                     &other),
+                     0);
+    apr_hash_set(c->prepared, "other_1", APR_HASH_KEY_STRING, other);
+    ck_assert_int_eq(jr_db_setup_connection(c->driver, c->handle), APR_SUCCESS);
+    if (attach) {
+        ck_assert_int_eq(jr_db_attach(c->driver, c->handle, c->pool, c->stmt_pool), APR_SUCCESS);
+    }
+}
+
+/* Runs the other module's statement: 0 when it ran and found the branch. */
+static int other_finds(dbd_conn_t *c, const char *name)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *found = NULL;
+    apr_dbd_prepared_t *st = apr_hash_get(c->prepared, "other_1", APR_HASH_KEY_STRING);
+    ck_assert_ptr_nonnull(st);
+    if (apr_dbd_pvselect(c->driver, pool, c->handle, &res, st, 0, name, NULL) != 0) {
+        return -1;
+    }
+    while (apr_dbd_get_row(c->driver, pool, res, &row, -1) == 0) {
+        found = apr_pstrdup(pool, apr_dbd_get_entry(c->driver, row, 0));
+    }
+    return found && !strcmp(found, name) ? 0 : 1;
+}
+
+static long long count_branches(jr_db_t *w)
+{
+    jr_rows_t *rows = NULL;
+    ck_assert_int_eq(jr_db_select(w, pool, "branches_list", &rows,
+                                  JR_ARGS(NULL, NULL, "1000", "0")),
+                     APR_SUCCESS);
+    return rows->nrows;
+}
+
+START_TEST(own_statements_apart_from_other_modules)
+{
+    dbd_conn_t c;
+    jr_db_t *w;
+    int on = -1;
+    open_ready();
+    insert_branch("Shared");
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 1);
+    /* mod_dbd's table holds only what other modules registered. */
+    ck_assert_uint_eq(apr_hash_count(c.prepared), 1);
+    ck_assert_ptr_null(apr_hash_get(c.prepared, "branches_list", APR_HASH_KEY_STRING));
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(count_branches(w), 1);
+    /* The other module's statement still runs: the connection got its foreign keys when it
+     * opened, not afterwards (which would have expired the statement). */
+    ck_assert_int_eq(other_finds(&c, "Shared"), 0);
+    sqlite3_db_config(apr_dbd_native_handle(c.driver, c.handle), SQLITE_DBCONFIG_ENABLE_FKEY, -1,
+                      &on);
+    ck_assert_int_eq(on, 1);
+    /* The module's statements go with their pool; the other module's stay usable until the
+     * connection closes. */
+    apr_pool_destroy(c.stmt_pool);
+    ck_assert_int_eq(other_finds(&c, "Shared"), 0);
+    ck_assert_int_eq(log_count, 0);
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(preconfigured_connection_has_foreign_keys)
+{
+    dbd_conn_t c;
+    int on = -1;
+    open_ready();
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS); /* once is enough */
+    ck_assert_int_ne(jr_db_sqlite_preconfigure(pool, "/nonexistent-dir/x.db"), APR_SUCCESS);
+    dbd_conn_open(&c, 0);
+    sqlite3_db_config(apr_dbd_native_handle(c.driver, c.handle), SQLITE_DBCONFIG_ENABLE_FKEY, -1,
+                      &on);
+    ck_assert_int_eq(on, 1);
+    ck_assert_int_eq(log_count, 0);
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(late_foreign_keys_are_reported)
+{
+    dbd_conn_t c;
+    open_ready();
+    insert_branch("Late");
+    /* Not preconfigured: foreign keys are turned on after the other module prepared. */
+    dbd_conn_open(&c, 1);
+    ck_assert_msg(log_count == 1 && strstr(last_log, "JR01022"), "log (%d): %s", log_count,
+                  last_log);
+    ck_assert_int_ne(other_finds(&c, "Late"), 0); /* why jr_db_sqlite_preconfigure exists */
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(use_prepares_when_the_connection_has_none)
+{
+    dbd_conn_t c;
+    jr_db_t *w;
+    open_ready();
+    insert_branch("One");
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 0);
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_msg(strstr(last_log, "JR01021"), "log: %s", last_log);
+    ck_assert_int_eq(count_branches(w), 1);
+    /* Found the next time, without preparing again. */
+    log_count = 0;
+    ck_assert_ptr_eq(jr_db_use(pool, c.driver, c.handle, c.pool)->prepared, w->prepared);
+    ck_assert_int_eq(log_count, 0);
+    ck_assert_uint_eq(apr_hash_count(c.prepared), 1);
+    apr_pool_destroy(c.pool); /* statements finalized before the connection closes */
+}
+END_TEST
+
 START_TEST(wrapper_rolls_back_on_pool_cleanup)
 {
     apr_pool_t *req;
+    dbd_conn_t c;
     jr_db_t *w;
     jr_rows_t *rows;
     open_ready();
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 1);
     ck_assert_int_eq(apr_pool_create(&req, pool), APR_SUCCESS);
-    w = jr_db_wrap(req, db->driver, db->handle, db->prepared);
+    w = jr_db_use(req, c.driver, c.handle, c.pool);
     ck_assert_int_eq(w->dialect, JR_DB_SQLITE);
     ck_assert_int_eq(jr_db_begin(w), APR_SUCCESS);
     ck_assert_int_eq(jr_db_select(w, req, "branch_insert", &rows,
                                   JR_ARGS("Lost", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
-    ck_assert_int_eq(sqlite3_get_autocommit(native()), 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(apr_dbd_native_handle(c.driver, c.handle)), 0);
     apr_pool_destroy(req); /* a request that failed half way */
-    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    ck_assert_int_eq(sqlite3_get_autocommit(apr_dbd_native_handle(c.driver, c.handle)), 1);
     ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 0);
     ck_assert_msg(strstr(last_log, "JR01001") != NULL, "log: %s", last_log);
+    apr_pool_destroy(c.pool);
 }
 END_TEST
 
@@ -463,13 +618,21 @@ START_TEST(exec_counts_rows)
 }
 END_TEST
 
+/* A test case with its own directory of test databases and the given checked fixture. */
+static TCase *db_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, setup_fn, teardown_fn);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 Suite *suite_db(void)
 {
     Suite *s = suite_create("db");
-    TCase *tc = tcase_create("db");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
+    TCase *tc = db_tcase(s, "db", setup, teardown);
     tcase_add_test(tc, dialects);
     tcase_add_test(tc, open_failures);
     tcase_add_test(tc, connection_settings);
@@ -480,11 +643,15 @@ Suite *suite_db(void)
     tcase_add_test(tc, prepare_fails_before_migrating);
     tcase_add_test(tc, unknown_label_fails);
     tcase_add_test(tc, rollback_leaves_nothing);
+    tcase_add_test(tc, own_statements_apart_from_other_modules);
+    tcase_add_test(tc, preconfigured_connection_has_foreign_keys);
+    tcase_add_test(tc, late_foreign_keys_are_reported);
+    tcase_add_test(tc, use_prepares_when_the_connection_has_none);
     tcase_add_test(tc, wrapper_rolls_back_on_pool_cleanup);
     tcase_add_test(tc, unique_violation_detected);
     tcase_add_test(tc, rows_accessors);
     tcase_add_test(tc, null_argument_binds_sql_null);
     tcase_add_test(tc, exec_counts_rows);
-    suite_add_tcase(s, tc);
+
     return s;
 }
