@@ -483,30 +483,101 @@ static void sq_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt
     sqlite3_reset(st);
 }
 
-static apr_status_t sq_select(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
-                              jr_rows_t **out, int nargs, const char **args)
-{
-    apr_array_header_t *rows;
-    jr_rows_t *r;
-    int rc, c;
+jr_db_column_text_fn *jr_db_test_column_text;
 
+static inline const char *sq_text(sqlite3_stmt *st, int c)
+{
+    if (__builtin_expect(jr_db_test_column_text != NULL, 0)) {
+        return (const char *)jr_db_test_column_text(st, c);
+    }
+    return (const char *)sqlite3_column_text(st, c);
+}
+
+/* sqlite3_column_text gives NULL for SQL NULL and also when converting the value to text ran
+ * out of memory. The failure sets the connection's error code to SQLITE_NOMEM (and turns the
+ * value into NULL, so its type no longer tells); a NULL for a value that is not NULL is a
+ * failure too. Checked only for NULL pointers: nothing is added for values. */
+static int sq_read_failed(sqlite3_stmt *st, int c)
+{
+    return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ||
+           sqlite3_column_type(st, c) != SQLITE_NULL;
+}
+
+/* A value or a column name that could not be read: the select fails (a database error), it
+ * never hands out a NULL that the caller would take for SQL NULL. */
+static apr_status_t read_failure(jr_db_t *db, apr_pool_t *p, const char *label, int c,
+                                 const char *why)
+{
+    db->last_error = apr_psprintf(p, "column %d could not be read%s", c, why);
+    jr_log(JR_LOG_ERR, 0, "JR01020: statement %s failed: %s", label, db->last_error);
+    return APR_EGENERAL;
+}
+
+static apr_status_t sq_read_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                                  int c)
+{
+    int nomem = sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM;
+    sqlite3_reset(st);
+    return read_failure(db, p, label, c, nomem ? " (out of memory)" : "");
+}
+
+/* Binds the arguments and reads the column names into shape: the start of a native select. */
+static apr_status_t sq_start(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                             jr_rows_t *shape, int nargs, const char **args)
+{
+    int c;
     if (sq_bind(st, nargs, args) != SQLITE_OK) {
         sq_error(db, p, label, st);
         return APR_EGENERAL;
     }
-    r = apr_pcalloc(p, sizeof(*r));
-    r->ncols = sqlite3_column_count(st);
-    r->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
-    for (c = 0; c < r->ncols; ++c) {
-        r->names[c] = apr_pstrdup(p, sqlite3_column_name(st, c));
+    memset(shape, 0, sizeof(*shape));
+    shape->ncols = sqlite3_column_count(st);
+    shape->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape->ncols + 1));
+    for (c = 0; c < shape->ncols; ++c) {
+        const char *name = sqlite3_column_name(st, c);
+        if (!name) {
+            return sq_read_error(db, p, label, st, c);
+        }
+        shape->names[c] = apr_pstrdup(p, name);
+    }
+    return APR_SUCCESS;
+}
+
+/* The current row's values: copied into p, or (copy 0) pointers into the statement's buffers,
+ * valid until the next step. */
+static apr_status_t sq_row(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                           int ncols, const char **vals, int copy)
+{
+    int c;
+    for (c = 0; c < ncols; ++c) {
+        const char *v = sq_text(st, c);
+        if (!v) {
+            if (sq_read_failed(st, c)) {
+                return sq_read_error(db, p, label, st, c);
+            }
+            vals[c] = NULL;
+        } else {
+            vals[c] = copy ? apr_pstrmemdup(p, v, (apr_size_t)sqlite3_column_bytes(st, c)) : v;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t sq_select(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
+                              jr_rows_t **out, int nargs, const char **args)
+{
+    apr_array_header_t *rows;
+    jr_rows_t *r = apr_palloc(p, sizeof(*r));
+    int rc;
+
+    if (sq_start(db, p, label, st, r, nargs, args) != APR_SUCCESS) {
+        return APR_EGENERAL;
     }
     rows = apr_array_make(p, 16, sizeof(const char **));
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char **vals = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
-        for (c = 0; c < r->ncols; ++c) {
-            const unsigned char *v = sqlite3_column_text(st, c);
-            vals[c] = v ? apr_pstrmemdup(p, (const char *)v, (apr_size_t)sqlite3_column_bytes(st, c))
-                        : NULL;
+        if (sq_row(db, p, label, st, r->ncols, vals, 1) != APR_SUCCESS) {
+            return APR_EGENERAL;
         }
         APR_ARRAY_PUSH(rows, const char **) = vals;
     }
@@ -542,6 +613,25 @@ static apr_status_t sq_exec(jr_db_t *db, apr_pool_t *p, const char *label, sqlit
     return APR_SUCCESS;
 }
 
+/* One value of a PostgreSQL row, copied. The driver answers APR_ENOENT for SQL NULL and
+ * otherwise points into the result, which libpq holds whole in memory: anything else is an
+ * error, never a NULL. */
+static apr_status_t pg_value(jr_db_t *db, apr_pool_t *p, const char *label, apr_dbd_row_t *row,
+                             int c, const char **out)
+{
+    char *v = NULL;
+    apr_status_t rv = apr_dbd_datum_get(db->driver, row, c, APR_DBD_TYPE_STRING, &v);
+    *out = NULL;
+    if (rv == APR_ENOENT) {
+        return APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS || !v) {
+        return read_failure(db, p, label, c, "");
+    }
+    *out = apr_pstrdup(p, v);
+    return APR_SUCCESS;
+}
+
 apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
                           int nargs, const char **args)
 {
@@ -569,17 +659,19 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows
     r->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
     for (c = 0; c < r->ncols; ++c) {
         /* Copies: the pgsql driver frees its result after the last row. */
-        r->names[c] = apr_pstrdup(p, apr_dbd_get_name(db->driver, res, c));
+        const char *name = apr_dbd_get_name(db->driver, res, c);
+        if (!name) {
+            return read_failure(db, p, label, c, "");
+        }
+        r->names[c] = apr_pstrdup(p, name);
     }
     rows = apr_array_make(p, 16, sizeof(const char **));
     while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
         const char **vals = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
         for (c = 0; c < r->ncols; ++c) {
-            char *v = NULL;
-            if (apr_dbd_datum_get(db->driver, row, c, APR_DBD_TYPE_STRING, &v) != APR_SUCCESS) {
-                v = NULL;
+            if (pg_value(db, p, label, row, c, &vals[c]) != APR_SUCCESS) {
+                return APR_EGENERAL;
             }
-            vals[c] = v ? apr_pstrdup(p, v) : NULL;
         }
         APR_ARRAY_PUSH(rows, const char **) = vals;
     }
@@ -618,7 +710,7 @@ apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr
     jr_rows_t shape, *all;
     const char **row;
     apr_status_t rv;
-    int rc, c, i;
+    int rc, i;
 
     if (db->dialect != JR_DB_SQLITE) {
         if ((rv = jr_db_select(db, p, label, &all, nargs, args)) != APR_SUCCESS) {
@@ -632,20 +724,13 @@ apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr
         return APR_EGENERAL;
     }
     db->last_error = NULL;
-    if (sq_bind(st, nargs, args) != SQLITE_OK) {
-        sq_error(db, p, label, st);
+    if (sq_start(db, p, label, st, &shape, nargs, args) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    memset(&shape, 0, sizeof(shape));
-    shape.ncols = sqlite3_column_count(st);
-    shape.names = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
     row = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
-    for (c = 0; c < shape.ncols; ++c) {
-        shape.names[c] = apr_pstrdup(p, sqlite3_column_name(st, c));
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        for (c = 0; c < shape.ncols; ++c) {
-            row[c] = (const char *)sqlite3_column_text(st, c);
+        if (sq_row(db, p, label, st, shape.ncols, row, 0) != APR_SUCCESS) {
+            return APR_EGENERAL;
         }
         if (fn(baton, &shape, row) != 0) {
             rc = SQLITE_DONE;

@@ -84,6 +84,8 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver, const 
 apr_status_t jr_db_prepare_all(jr_db_t *db);
 void jr_db_close(jr_db_t *db);
 
+/* A select fails (logged, APR_EGENERAL) when a value could not be read, as SQLite reports when
+ * it runs out of memory converting a value to text: a NULL is never mistaken for SQL NULL. */
 apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
                           int nargs, const char **args);
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
@@ -96,6 +98,12 @@ apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrow
 typedef int jr_row_fn(void *baton, const jr_rows_t *shape, const char *const *row);
 apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr_row_fn *fn,
                                void *baton, int nargs, const char **args);
+
+/* Test seam, set only by unit tests: when not NULL, column text is fetched through it instead of
+ * sqlite3_column_text, so a test can make the read of a value fail. */
+struct sqlite3_stmt;
+typedef const unsigned char *jr_db_column_text_fn(struct sqlite3_stmt *st, int col);
+extern jr_db_column_text_fn *jr_db_test_column_text;
 
 /* Write transactions: BEGIN IMMEDIATE on SQLite so the write lock is taken up front. */
 apr_status_t jr_db_begin(jr_db_t *db);
