@@ -14,7 +14,7 @@
 #define JR_SQLITE_BUSY_MS "2000"
 
 /* The pool userdata of a mod_dbd connection's pool that holds the module's statement cache. */
-#define JR_STMT_CACHE_KEY "mod_journal:statements"
+#define JR_STMT_CACHE_KEY "jr:stmts"
 
 /* PostgreSQL names the module's prepared statements jr_<label>. */
 #define JR_PG_STMT_PREFIX "jr_"
@@ -485,40 +485,20 @@ static void sq_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt
 
 jr_db_column_text_fn *jr_db_test_column_text;
 
-static inline const char *sq_text(sqlite3_stmt *st, int c)
-{
-    if (__builtin_expect(jr_db_test_column_text != NULL, 0)) {
-        return (const char *)jr_db_test_column_text(st, c);
-    }
-    return (const char *)sqlite3_column_text(st, c);
-}
-
-/* sqlite3_column_text gives NULL for SQL NULL and also when converting the value to text ran
- * out of memory. The failure sets the connection's error code to SQLITE_NOMEM (and turns the
- * value into NULL, so its type no longer tells); a NULL for a value that is not NULL is a
- * failure too. Checked only for NULL pointers: nothing is added for values. */
-static int sq_read_failed(sqlite3_stmt *st, int c)
-{
-    return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ||
-           sqlite3_column_type(st, c) != SQLITE_NULL;
-}
-
 /* A value or a column name that could not be read: the select fails (a database error), it
  * never hands out a NULL that the caller would take for SQL NULL. */
-static apr_status_t read_failure(jr_db_t *db, apr_pool_t *p, const char *label, int c,
-                                 const char *why)
+static apr_status_t read_failure(jr_db_t *db, const char *label, const char *what)
 {
-    db->last_error = apr_psprintf(p, "column %d could not be read%s", c, why);
-    jr_log(JR_LOG_ERR, 0, "JR01020: statement %s failed: %s", label, db->last_error);
+    db->last_error = what;
+    jr_log(JR_LOG_ERR, 0, "JR01020: statement %s failed: %s", label, what);
     return APR_EGENERAL;
 }
 
-static apr_status_t sq_read_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
-                                  int c)
+static apr_status_t sq_read_error(jr_db_t *db, const char *label, sqlite3_stmt *st,
+                                  const char *what)
 {
-    int nomem = sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM;
     sqlite3_reset(st);
-    return read_failure(db, p, label, c, nomem ? " (out of memory)" : "");
+    return read_failure(db, label, what);
 }
 
 /* Binds the arguments and reads the column names into shape: the start of a native select. */
@@ -536,7 +516,7 @@ static apr_status_t sq_start(jr_db_t *db, apr_pool_t *p, const char *label, sqli
     for (c = 0; c < shape->ncols; ++c) {
         const char *name = sqlite3_column_name(st, c);
         if (!name) {
-            return sq_read_error(db, p, label, st, c);
+            return sq_read_error(db, label, st, "a column name could not be read");
         }
         shape->names[c] = apr_pstrdup(p, name);
     }
@@ -544,21 +524,31 @@ static apr_status_t sq_start(jr_db_t *db, apr_pool_t *p, const char *label, sqli
 }
 
 /* The current row's values: copied into p, or (copy 0) pointers into the statement's buffers,
- * valid until the next step. */
-static apr_status_t sq_row(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt *st,
-                           int ncols, const char **vals, int copy)
+ * valid until the next step.
+ *
+ * sqlite3_column_text returns NULL for SQL NULL, and also when converting a value to text runs
+ * out of memory. Then SQLite turns the value into NULL (its type no longer tells) and sets the
+ * connection's error code to SQLITE_NOMEM, which stays for the rest of the row (each step
+ * resets it). So a row with a NULL is checked once, after its values and before anyone sees
+ * them, and the select fails instead of handing out a NULL that would mean "no restriction" or
+ * "never expires". A row without NULLs costs nothing more. */
+static inline apr_status_t sq_row(jr_db_t *db, apr_pool_t *p, const char *label,
+                                  sqlite3_stmt *st, int ncols, const char **vals, int copy)
 {
-    int c;
+    jr_db_column_text_fn *text = jr_db_test_column_text ? jr_db_test_column_text
+                                                        : sqlite3_column_text;
+    int c, nulls = 0;
     for (c = 0; c < ncols; ++c) {
-        const char *v = sq_text(st, c);
+        const char *v = (const char *)text(st, c);
         if (!v) {
-            if (sq_read_failed(st, c)) {
-                return sq_read_error(db, p, label, st, c);
-            }
-            vals[c] = NULL;
-        } else {
-            vals[c] = copy ? apr_pstrmemdup(p, v, (apr_size_t)sqlite3_column_bytes(st, c)) : v;
+            nulls = 1;
+        } else if (copy) {
+            v = apr_pstrmemdup(p, v, (apr_size_t)sqlite3_column_bytes(st, c));
         }
+        vals[c] = v;
+    }
+    if (nulls && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM) {
+        return sq_read_error(db, label, st, "a value could not be read (out of memory)");
     }
     return APR_SUCCESS;
 }
@@ -626,7 +616,7 @@ static apr_status_t pg_value(jr_db_t *db, apr_pool_t *p, const char *label, apr_
         return APR_SUCCESS;
     }
     if (rv != APR_SUCCESS || !v) {
-        return read_failure(db, p, label, c, "");
+        return read_failure(db, label, "a value could not be read");
     }
     *out = apr_pstrdup(p, v);
     return APR_SUCCESS;
@@ -661,7 +651,7 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows
         /* Copies: the pgsql driver frees its result after the last row. */
         const char *name = apr_dbd_get_name(db->driver, res, c);
         if (!name) {
-            return read_failure(db, p, label, c, "");
+            return read_failure(db, label, "a column name could not be read");
         }
         r->names[c] = apr_pstrdup(p, name);
     }

@@ -84,8 +84,8 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver, const 
 apr_status_t jr_db_prepare_all(jr_db_t *db);
 void jr_db_close(jr_db_t *db);
 
-/* A select fails (logged, APR_EGENERAL) when a value could not be read, as SQLite reports when
- * it runs out of memory converting a value to text: a NULL is never mistaken for SQL NULL. */
+/* A select fails (logged, APR_EGENERAL) when a value could not be read (SQLite ran out of memory
+ * converting it to text): such a NULL is never mistaken for SQL NULL. */
 apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
                           int nargs, const char **args);
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
@@ -100,7 +100,7 @@ apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr
                                void *baton, int nargs, const char **args);
 
 /* Test seam, set only by unit tests: when not NULL, column text is fetched through it instead of
- * sqlite3_column_text, so a test can make the read of a value fail. */
+ * sqlite3_column_text, so a test can make the read of a value fail (see jr_db.c, sq_row). */
 struct sqlite3_stmt;
 typedef const unsigned char *jr_db_column_text_fn(struct sqlite3_stmt *st, int col);
 extern jr_db_column_text_fn *jr_db_test_column_text;

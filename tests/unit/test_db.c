@@ -622,10 +622,11 @@ END_TEST
 
 /* ---- a value that cannot be read ------------------------------------------------------ */
 
-/* The column whose reads fail, and how: "null" answers NULL for its value, "oom" lets SQLite
- * itself run out of memory converting it (a hard heap limit at the current use). */
+/* The column whose reads fail, and how. SQLite really runs out of memory (a hard heap limit at
+ * the current use) while it converts the value: to UTF-16 and the read answers NULL (any
+ * column), or (fail_utf8) to the UTF-8 text the module reads, which only an integer needs. */
 static const char *fail_column;
-static int fail_oom, fail_count;
+static int fail_utf8, fail_count;
 
 static const unsigned char *failing_text(sqlite3_stmt *st, int col)
 {
@@ -636,23 +637,20 @@ static const unsigned char *failing_text(sqlite3_stmt *st, int col)
         return sqlite3_column_text(st, col);
     }
     ++fail_count;
-    if (!fail_oom) {
-        return NULL;
-    }
     limit = sqlite3_hard_heap_limit64(-1);
     sqlite3_hard_heap_limit64(sqlite3_memory_used());
-    v = sqlite3_column_text(st, col);
+    v = fail_utf8 ? sqlite3_column_text(st, col) : sqlite3_column_text16(st, col);
     sqlite3_hard_heap_limit64(limit);
     /* The test is about a real failure: the conversion must have needed memory. */
     ck_assert_ptr_null(v);
     ck_assert_int_eq(sqlite3_errcode(sqlite3_db_handle(st)), SQLITE_NOMEM);
-    return v;
+    return NULL;
 }
 
-static void fail_reads(const char *column, int oom)
+static void fail_reads(const char *column, int utf8)
 {
     fail_column = column;
-    fail_oom = oom;
+    fail_utf8 = utf8;
     fail_count = 0;
     jr_db_test_column_text = failing_text;
 }
@@ -676,10 +674,9 @@ static int first_row(void *baton, const jr_rows_t *shape, const char *const *row
 START_TEST(unreadable_value_fails_the_select)
 {
     jr_rows_t *rows = NULL;
-    int oom = _i, n = 0;
     open_ready();
     insert_branch("Readable");
-    fail_reads("id", oom);
+    fail_reads("id", _i);
     log_count = 0;
     ck_assert_int_ne(jr_db_select(db, pool, "branches_list", &rows, JR_ARGS(NULL, NULL, "10", "0")),
                      APR_SUCCESS);
@@ -688,17 +685,32 @@ START_TEST(unreadable_value_fails_the_select)
     ck_assert_msg(log_count == 1 && strstr(last_log, "JR01020") &&
                       strstr(last_log, "branches_list"),
                   "log: %s", last_log);
-    ck_assert_msg(!oom || strstr(db->last_error, "out of memory"), "%s", db->last_error);
-    /* The streaming path too, with a caller that stops after the first row (SQLite fails
-     * the step after a read that ran out of memory, but that step never comes). */
+    ck_assert_msg(strstr(db->last_error, "out of memory"), "%s", db->last_error);
+    /* The statement is usable again afterwards. */
+    jr_db_test_column_text = NULL;
+    ck_assert_int_eq(list_branches(NULL)->nrows, 1);
+}
+END_TEST
+
+/* The streaming path, with a caller that stops after the first row: SQLite fails the step after
+ * a read that ran out of memory, but that step never comes. The row never reaches the caller. */
+START_TEST(unreadable_value_fails_the_stream)
+{
+    int n = 0;
+    open_ready();
+    insert_branch("Readable");
+    fail_reads("id", _i);
     ck_assert_int_ne(jr_db_select_each(db, pool, "branches_list", first_row, &n,
                                        JR_ARGS(NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 0);
-    ck_assert_int_eq(fail_count, 2);
-    /* The statement is usable again afterwards. */
+    ck_assert_int_eq(fail_count, 1);
+    ck_assert_msg(strstr(last_log, "JR01020"), "log: %s", last_log);
     jr_db_test_column_text = NULL;
-    ck_assert_int_eq(list_branches(NULL)->nrows, 1);
+    ck_assert_int_eq(jr_db_select_each(db, pool, "branches_list", count_rows, &n,
+                                       JR_ARGS(NULL, NULL, "10", "0")),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
 }
 END_TEST
 
@@ -825,12 +837,13 @@ Suite *suite_db(void)
     tc = db_tcase(s, "db_reads", setup, teardown);
     tcase_add_checked_fixture(tc, NULL, reads_teardown);
     tcase_add_loop_test(tc, unreadable_value_fails_the_select, 0, 2);
+    tcase_add_loop_test(tc, unreadable_value_fails_the_stream, 0, 2);
     tcase_add_test(tc, sql_null_is_still_null);
 
     tc = db_tcase(s, "db_reads_keys", quiet_setup, reads_teardown);
     tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
-    /* Each column answers NULL (0-3), then runs out of memory for real (7). Text columns need
-     * no conversion and so no memory: only the integer id can fail that way. */
+    /* Each column fails converting to UTF-16 (0-3); the integer id also converting to the
+     * UTF-8 text the module reads (7): text columns need no memory for that. */
     tcase_add_loop_test(tc, key_auth_read_failure_is_503, 0, 4);
     tcase_add_loop_test(tc, key_auth_read_failure_is_503, 7, 8);
     return s;
