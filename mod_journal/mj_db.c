@@ -1,5 +1,5 @@
 /* The module's side of the database: finds mod_dbd's settings, migrates before the children
- * start, registers every prepared statement with mod_dbd, sets up each pooled connection. */
+ * start, sets up each pooled connection and prepares the module's statements on it. */
 #include <string.h>
 #include <unistd.h>
 
@@ -17,7 +17,6 @@
 #include "mj_private.h"
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
-static APR_OPTIONAL_FN_TYPE(ap_dbd_prepare) *dbd_prepare_fn;
 
 ap_dbd_t *mj_dbd_acquire(request_rec *r)
 {
@@ -103,17 +102,6 @@ static int migrate_one(apr_pool_t *ptemp, server_rec *s, const dbd_cfg_t *cfg)
     return OK;
 }
 
-static void register_statements(server_rec *s, jr_dialect_e dialect)
-{
-    const jr_stmt_def_t *const *t;
-    const jr_stmt_def_t *d;
-    for (t = jr_stmt_tables; *t; ++t) {
-        for (d = *t; d->label; ++d) {
-            dbd_prepare_fn(s, jr_stmt_sql(d, dialect), d->label);
-        }
-    }
-}
-
 static int resolve_core_config(apr_pool_t *p, server_rec *s)
 {
     mj_server_conf_t *c = mj_conf(s);
@@ -127,6 +115,20 @@ static int resolve_core_config(apr_pool_t *p, server_rec *s)
     return OK;
 }
 
+/* Connections to the database get foreign keys when SQLite opens them, before mod_dbd prepares
+ * the statements of other modules (mod_authn_dbd, DBDPrepareSQL) on them: turning them on
+ * afterwards would make those statements fail. */
+static void preconfigure_sqlite(apr_pool_t *pconf, server_rec *s, const char *path)
+{
+    apr_status_t rv = jr_db_sqlite_preconfigure(pconf, path);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     "JR00070: cannot set up SQLite connections to %s as they open; other "
+                     "modules' statements on them (mod_authn_dbd, DBDPrepareSQL) may fail",
+                     path);
+    }
+}
+
 int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
     apr_hash_t *done = apr_hash_make(ptemp);
@@ -134,8 +136,7 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
     server_rec *sp;
 
     dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
-    dbd_prepare_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_prepare);
-    if (!dbd_acquire_fn || !dbd_prepare_fn) {
+    if (!dbd_acquire_fn) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
         return !OK;
@@ -151,21 +152,20 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
         if (!dialect) {
             continue; /* a server without a usable DBDriver serves no journal */
         }
-        /* mod_dbd reads its statement list in its own post_config, after this hook. SQLite
-         * statements are prepared in our post_connect hook instead (see there). */
-        if (dialect == JR_DB_PGSQL) {
-            register_statements(sp, dialect);
-        }
         if (resolve_core_config(pconf, sp) != OK) {
             return !OK;
         }
         key = apr_pstrcat(ptemp, cfg->name, "\n", cfg->params, NULL);
-        if (!first_pass && mj_conf(sp)->migrate && !apr_hash_get(done, key, APR_HASH_KEY_STRING)) {
-            if (migrate_one(ptemp, sp, cfg) != OK) {
-                return !OK;
-            }
-            apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
+        if (first_pass || apr_hash_get(done, key, APR_HASH_KEY_STRING)) {
+            continue;
         }
+        if (mj_conf(sp)->migrate && migrate_one(ptemp, sp, cfg) != OK) {
+            return !OK;
+        }
+        if (dialect == JR_DB_SQLITE) {
+            preconfigure_sqlite(pconf, sp, cfg->params);
+        }
+        apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
     }
     return OK;
 }
@@ -177,14 +177,12 @@ apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
     if (!dialect || jr_db_setup_connection(dbd->driver, dbd->handle) != APR_SUCCESS) {
         return dialect ? APR_EGENERAL : OK;
     }
-    if (dialect != JR_DB_SQLITE) {
-        return OK;
-    }
-    /* SQLite statements are prepared here, not by mod_dbd: mod_dbd prepares before this hook,
-     * without a busy timeout (children opening a WAL database at once then fail with
-     * "database is locked"), and the driver's legacy sqlite3_prepare statements fail once
-     * PRAGMA foreign_keys has expired them. p lives as long as the connection. */
-    if (jr_db_prepare_into(dbd->driver, dbd->handle, dbd->prepared, p) != APR_SUCCESS) {
+    /* The module prepares its statements here, into a cache of its own (jr_db_attach), not
+     * through mod_dbd: mod_dbd would prepare them before this hook, without a busy timeout
+     * (children opening a WAL database at once then failed with "database is locked"), with
+     * the sqlite3 driver's legacy statements, and into the table it shares with every other
+     * module on the connection. p is cleared before the connection closes. */
+    if (jr_db_attach(dbd->driver, dbd->handle, dbd->pool, p) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, cfg->server,
                      "JR00007: cannot prepare statements on a new connection");
         return APR_EGENERAL;

@@ -409,12 +409,8 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
 static int acquire_db(request_rec *r, jr_ctx_t *ctx)
 {
     ap_dbd_t *dbd = mj_dbd_acquire(r);
-    if (!dbd || jr_db_revalidate(dbd->driver, dbd->handle, dbd->prepared, dbd->pool) !=
-                    APR_SUCCESS) {
-        return 0;
-    }
-    ctx->db = jr_db_wrap(r->pool, dbd->driver, dbd->handle, dbd->prepared);
-    return 1;
+    ctx->db = dbd ? jr_db_use(r->pool, dbd->driver, dbd->handle, dbd->pool) : NULL;
+    return ctx->db != NULL;
 }
 
 /* Key authentication for a path that matched no route: 1 to go on, 0 when res holds the

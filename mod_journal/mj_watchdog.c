@@ -41,6 +41,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     server_rec *s = data;
     mj_server_conf_t *conf = mj_conf(s);
     ap_dbd_t *dbd;
+    jr_db_t *db;
     jr_ctx_t ctx;
 
     if (state != AP_WATCHDOG_STATE_RUNNING) {
@@ -53,7 +54,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     if (!(dbd = dbd_open_fn(pool, s))) {
         return APR_SUCCESS; /* the database is down: next round */
     }
-    if (jr_db_revalidate(dbd->driver, dbd->handle, dbd->prepared, dbd->pool) == APR_SUCCESS) {
+    if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
         ctx.cfg = &conf->core;
@@ -61,7 +62,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         ctx.client_ip = "housekeeping";
         ctx.params = apr_table_make(pool, 1);
         ctx.query = apr_table_make(pool, 1);
-        ctx.db = jr_db_wrap(pool, dbd->driver, dbd->handle, dbd->prepared);
+        ctx.db = db;
         jr_trash_purge_expired(&ctx);
     }
     dbd_close_fn(s, dbd);

@@ -173,6 +173,19 @@ const char *fx_error(const jr_result_t *r)
     return jr_json_str(r->json, "error", "");
 }
 
+void fx_request_ctx(jr_ctx_t *c, jr_iface_e iface, const char *client_ip)
+{
+    memset(c, 0, sizeof(*c));
+    c->pool = fx_pool;
+    c->db = fx_db;
+    c->cfg = fx_ctx.cfg;
+    c->iface = iface;
+    c->method = "GET";
+    c->client_ip = client_ip;
+    c->params = apr_table_make(fx_pool, 2);
+    c->query = apr_table_make(fx_pool, 2);
+}
+
 long long fx_id(const jr_result_t *r)
 {
     return jr_json_int(r->json, "id", -1);

@@ -43,6 +43,9 @@ jr_result_t fx_create_group(const char *name, long long branch);
 long long fx_new_group(const char *name, long long branch);
 long long fx_new_tutor(const char *name, const char *branch_ids_json);
 
+/* A fresh, unauthenticated context on the fixture's database, as a request starts with. */
+void fx_request_ctx(jr_ctx_t *c, jr_iface_e iface, const char *client_ip);
+
 /* A tutor's context, its branch scope read from the database as a login would. */
 void fx_tutor_ctx(jr_ctx_t *t, long long uid);
 

@@ -4,11 +4,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <apr_dbd.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
 
 #include "jr_db.h"
+#include "jr_json.h"
+#include "jr_keys.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
 #include "jr_stmts.h"
@@ -329,25 +332,179 @@ START_TEST(rollback_leaves_nothing)
 }
 END_TEST
 
+/* ---- a pooled connection shared with other mod_dbd users ------------------------------ */
+
+/* A connection made the way mod_dbd makes one: its own pool, a subpool for prepared statements
+ * that is destroyed before the connection closes, the statements registered by other modules
+ * (here one, as mod_authn_dbd's AuthDBDUserPWQuery) in the shared table, then the post_connect
+ * work of the module. */
+typedef struct {
+    apr_pool_t *pool, *stmt_pool;
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    apr_hash_t *prepared; /* mod_dbd's table, shared by every module */
+} dbd_conn_t;
+
+static apr_status_t dbd_conn_close(void *data)
+{
+    dbd_conn_t *c = data;
+    return apr_dbd_close(c->driver, c->handle);
+}
+
+static void dbd_conn_open(dbd_conn_t *c, int attach)
+{
+    apr_dbd_prepared_t *other = NULL;
+    memset(c, 0, sizeof(*c));
+    ck_assert_int_eq(apr_pool_create(&c->pool, pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_get_driver(c->pool, "sqlite3", &c->driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open(c->driver, c->pool, path, &c->handle), APR_SUCCESS);
+    apr_pool_cleanup_register(c->pool, c, dbd_conn_close, apr_pool_cleanup_null);
+    ck_assert_int_eq(apr_pool_create(&c->stmt_pool, c->pool), APR_SUCCESS);
+    /* mod_dbd keeps its table in stmt_pool; here it outlives it, so that a test can release
+     * the module's statements and still run the other one. */
+    c->prepared = apr_hash_make(c->pool);
+    ck_assert_int_eq(apr_dbd_prepare(c->driver, c->pool, c->handle,
+                                     "SELECT name FROM branches WHERE name = %s", "other_1",
+                                     &other),
+                     0);
+    apr_hash_set(c->prepared, "other_1", APR_HASH_KEY_STRING, other);
+    ck_assert_int_eq(jr_db_setup_connection(c->driver, c->handle), APR_SUCCESS);
+    if (attach) {
+        ck_assert_int_eq(jr_db_attach(c->driver, c->handle, c->pool, c->stmt_pool), APR_SUCCESS);
+    }
+}
+
+/* Runs the other module's statement: 0 when it ran and found the branch. */
+static int other_finds(dbd_conn_t *c, const char *name)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *found = NULL;
+    apr_dbd_prepared_t *st = apr_hash_get(c->prepared, "other_1", APR_HASH_KEY_STRING);
+    ck_assert_ptr_nonnull(st);
+    if (apr_dbd_pvselect(c->driver, pool, c->handle, &res, st, 0, name, NULL) != 0) {
+        return -1;
+    }
+    while (apr_dbd_get_row(c->driver, pool, res, &row, -1) == 0) {
+        found = apr_pstrdup(pool, apr_dbd_get_entry(c->driver, row, 0));
+    }
+    return found && !strcmp(found, name) ? 0 : 1;
+}
+
+static long long count_branches(jr_db_t *w)
+{
+    jr_rows_t *rows = NULL;
+    ck_assert_int_eq(jr_db_select(w, pool, "branches_list", &rows,
+                                  JR_ARGS(NULL, NULL, "1000", "0")),
+                     APR_SUCCESS);
+    return rows->nrows;
+}
+
+START_TEST(own_statements_apart_from_other_modules)
+{
+    dbd_conn_t c;
+    jr_db_t *w;
+    int on = -1;
+    open_ready();
+    insert_branch("Shared");
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 1);
+    /* mod_dbd's table holds only what other modules registered. */
+    ck_assert_uint_eq(apr_hash_count(c.prepared), 1);
+    ck_assert_ptr_null(apr_hash_get(c.prepared, "branches_list", APR_HASH_KEY_STRING));
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(count_branches(w), 1);
+    /* The other module's statement still runs: the connection got its foreign keys when it
+     * opened, not afterwards (which would have expired the statement). */
+    ck_assert_int_eq(other_finds(&c, "Shared"), 0);
+    sqlite3_db_config(apr_dbd_native_handle(c.driver, c.handle), SQLITE_DBCONFIG_ENABLE_FKEY, -1,
+                      &on);
+    ck_assert_int_eq(on, 1);
+    /* The module's statements go with their pool; the other module's stay usable until the
+     * connection closes. */
+    apr_pool_destroy(c.stmt_pool);
+    ck_assert_int_eq(other_finds(&c, "Shared"), 0);
+    ck_assert_int_eq(log_count, 0);
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(preconfigured_connection_has_foreign_keys)
+{
+    dbd_conn_t c;
+    int on = -1;
+    open_ready();
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS); /* once is enough */
+    ck_assert_int_ne(jr_db_sqlite_preconfigure(pool, "/nonexistent-dir/x.db"), APR_SUCCESS);
+    dbd_conn_open(&c, 0);
+    sqlite3_db_config(apr_dbd_native_handle(c.driver, c.handle), SQLITE_DBCONFIG_ENABLE_FKEY, -1,
+                      &on);
+    ck_assert_int_eq(on, 1);
+    ck_assert_int_eq(log_count, 0);
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(late_foreign_keys_are_reported)
+{
+    dbd_conn_t c;
+    open_ready();
+    insert_branch("Late");
+    /* Not preconfigured: foreign keys are turned on after the other module prepared. */
+    dbd_conn_open(&c, 1);
+    ck_assert_msg(log_count == 1 && strstr(last_log, "JR01022"), "log (%d): %s", log_count,
+                  last_log);
+    ck_assert_int_ne(other_finds(&c, "Late"), 0); /* why jr_db_sqlite_preconfigure exists */
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
+START_TEST(use_prepares_when_the_connection_has_none)
+{
+    dbd_conn_t c;
+    jr_db_t *w;
+    open_ready();
+    insert_branch("One");
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 0);
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_msg(strstr(last_log, "JR01021"), "log: %s", last_log);
+    ck_assert_int_eq(count_branches(w), 1);
+    /* Found the next time, without preparing again. */
+    log_count = 0;
+    ck_assert_ptr_eq(jr_db_use(pool, c.driver, c.handle, c.pool)->prepared, w->prepared);
+    ck_assert_int_eq(log_count, 0);
+    ck_assert_uint_eq(apr_hash_count(c.prepared), 1);
+    apr_pool_destroy(c.pool); /* statements finalized before the connection closes */
+}
+END_TEST
+
 START_TEST(wrapper_rolls_back_on_pool_cleanup)
 {
     apr_pool_t *req;
+    dbd_conn_t c;
     jr_db_t *w;
     jr_rows_t *rows;
     open_ready();
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 1);
     ck_assert_int_eq(apr_pool_create(&req, pool), APR_SUCCESS);
-    w = jr_db_wrap(req, db->driver, db->handle, db->prepared);
+    w = jr_db_use(req, c.driver, c.handle, c.pool);
     ck_assert_int_eq(w->dialect, JR_DB_SQLITE);
     ck_assert_int_eq(jr_db_begin(w), APR_SUCCESS);
     ck_assert_int_eq(jr_db_select(w, req, "branch_insert", &rows,
                                   JR_ARGS("Lost", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
-    ck_assert_int_eq(sqlite3_get_autocommit(native()), 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(apr_dbd_native_handle(c.driver, c.handle)), 0);
     apr_pool_destroy(req); /* a request that failed half way */
-    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    ck_assert_int_eq(sqlite3_get_autocommit(apr_dbd_native_handle(c.driver, c.handle)), 1);
     ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 0);
     ck_assert_msg(strstr(last_log, "JR01001") != NULL, "log: %s", last_log);
+    apr_pool_destroy(c.pool);
 }
 END_TEST
 
@@ -463,13 +620,200 @@ START_TEST(exec_counts_rows)
 }
 END_TEST
 
+/* ---- a value that cannot be read ------------------------------------------------------ */
+
+/* The column whose reads fail, and how. SQLite really runs out of memory (a hard heap limit at
+ * the current use) while it converts the value: to UTF-16 and the read answers NULL (any
+ * column), or (fail_utf8) to the UTF-8 text the module reads, which only an integer needs. */
+static const char *fail_column;
+static int fail_utf8, fail_count;
+
+static const unsigned char *failing_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *v;
+    sqlite3_int64 limit;
+    if (strcmp(sqlite3_column_name(st, col), fail_column) != 0 ||
+        sqlite3_column_type(st, col) == SQLITE_NULL) {
+        return sqlite3_column_text(st, col);
+    }
+    ++fail_count;
+    limit = sqlite3_hard_heap_limit64(-1);
+    sqlite3_hard_heap_limit64(sqlite3_memory_used());
+    v = fail_utf8 ? sqlite3_column_text(st, col) : sqlite3_column_text16(st, col);
+    sqlite3_hard_heap_limit64(limit);
+    /* The test is about a real failure: the conversion must have needed memory. */
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(sqlite3_errcode(sqlite3_db_handle(st)), SQLITE_NOMEM);
+    return NULL;
+}
+
+static void fail_reads(const char *column, int utf8)
+{
+    fail_column = column;
+    fail_utf8 = utf8;
+    fail_count = 0;
+    jr_db_test_column_text = failing_text;
+}
+
+static int count_rows(void *baton, const jr_rows_t *shape, const char *const *row)
+{
+    (void)shape;
+    (void)row;
+    ++*(int *)baton;
+    return 0;
+}
+
+static int first_row(void *baton, const jr_rows_t *shape, const char *const *row)
+{
+    (void)shape;
+    (void)row;
+    ++*(int *)baton;
+    return 1;
+}
+
+START_TEST(unreadable_value_fails_the_select)
+{
+    jr_rows_t *rows = NULL;
+    open_ready();
+    insert_branch("Readable");
+    fail_reads("id", _i);
+    log_count = 0;
+    ck_assert_int_ne(jr_db_select(db, pool, "branches_list", &rows, JR_ARGS(NULL, NULL, "10", "0")),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(rows);
+    ck_assert_int_eq(fail_count, 1);
+    ck_assert_msg(log_count == 1 && strstr(last_log, "JR01020") &&
+                      strstr(last_log, "branches_list"),
+                  "log: %s", last_log);
+    ck_assert_msg(strstr(db->last_error, "out of memory"), "%s", db->last_error);
+    /* The statement is usable again afterwards. */
+    jr_db_test_column_text = NULL;
+    ck_assert_int_eq(list_branches(NULL)->nrows, 1);
+}
+END_TEST
+
+/* The streaming path, with a caller that stops after the first row: SQLite fails the step after
+ * a read that ran out of memory, but that step never comes. The row never reaches the caller. */
+START_TEST(unreadable_value_fails_the_stream)
+{
+    int n = 0;
+    open_ready();
+    insert_branch("Readable");
+    fail_reads("id", _i);
+    ck_assert_int_ne(jr_db_select_each(db, pool, "branches_list", first_row, &n,
+                                       JR_ARGS(NULL, NULL, "10", "0")),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(fail_count, 1);
+    ck_assert_msg(strstr(last_log, "JR01020"), "log: %s", last_log);
+    jr_db_test_column_text = NULL;
+    ck_assert_int_eq(jr_db_select_each(db, pool, "branches_list", count_rows, &n,
+                                       JR_ARGS(NULL, NULL, "10", "0")),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+}
+END_TEST
+
+START_TEST(sql_null_is_still_null)
+{
+    jr_rows_t *rows = NULL;
+    const char *now;
+    int n = 0;
+    open_ready();
+    now = jr_now_iso(pool);
+    ck_assert_int_eq(jr_db_select(db, pool, "group_insert", &rows,
+                                  JR_ARGS("G", jr_i64(pool, insert_branch("B")), NULL, now, now)),
+                     APR_SUCCESS);
+    fail_reads("tutor_id", 0); /* NULL in this row: never a failure */
+    ck_assert_int_eq(jr_db_select(db, pool, "group_get",
+                                  &rows, JR_ARGS(jr_rows_get(rows, 0, "id"))),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rows->nrows, 1);
+    ck_assert_ptr_null(jr_rows_get(rows, 0, "tutor_id"));
+    ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "G");
+    ck_assert_int_eq(jr_db_select_each(db, pool, "group_get", count_rows, &n,
+                                       JR_ARGS(jr_rows_get(rows, 0, "id"))),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(fail_count, 0);
+    ck_assert_int_eq(log_count, 0);
+}
+END_TEST
+
+/* API-key authentication on the operations fixture: a key restricted to a branch, with an
+ * expiry; a failed read of any of its columns is a database error, never "unrestricted" or
+ * "does not expire". */
+static const char *restricted_key(void)
+{
+    long long b = fx_new_branch("KeyBranch");
+    jr_result_t res = fx_call(jr_op_keys_create,
+                              jr_psprintf(fx_pool,
+                                           "{\"name\": \"k\", \"scopes\": [\"read\"], "
+                                           "\"branch_ids\": [%lld], "
+                                           "\"expires_at\": \"2999-01-01T00:00:00Z\"}",
+                                           b));
+    ck_assert_msg(res.status == 201, "create key: %d %s", res.status, fx_error(&res));
+    return json_string_value(json_object_get(res.json, "key"));
+}
+
+/* The answer of a refused key, or status 0 for an accepted one. */
+static jr_result_t authenticate(jr_ctx_t *c, const char *key)
+{
+    jr_result_t res;
+    int ok;
+    fx_request_ctx(c, JR_IF_V1, "192.0.2.7");
+    jr_result_init(&res, fx_pool);
+    ok = jr_auth_key(c, key, &res);
+    if (ok) {
+        res.status = 0;
+    }
+    return res;
+}
+
+START_TEST(key_auth_read_failure_is_503)
+{
+    static const char *const columns[] = {"branch_ids", "expires_at", "scopes", "id"};
+    const char *key = restricted_key();
+    jr_ctx_t c;
+    jr_result_t res = authenticate(&c, key);
+    ck_assert_int_eq(res.status, 0); /* the key works */
+    ck_assert_int_eq(c.who.role, JR_ROLE_TUTOR);
+
+    fail_reads(columns[_i % 4], _i >= 4);
+    res = authenticate(&c, key);
+    ck_assert_int_eq(fail_count, 1);
+    ck_assert_msg(res.status == 503, "%s: status %d (%s)", fail_column, res.status,
+                  fx_error(&res));
+    ck_assert_int_eq(c.who.authenticated, 0);
+}
+END_TEST
+
+static void reads_teardown(void)
+{
+    jr_db_test_column_text = NULL;
+    jr_log_set(NULL, NULL);
+}
+
+static void quiet_setup(void)
+{
+    jr_log_set(capture, NULL);
+}
+
+/* A test case with its own directory of test databases and the given checked fixture. */
+static TCase *db_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, setup_fn, teardown_fn);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 Suite *suite_db(void)
 {
     Suite *s = suite_create("db");
-    TCase *tc = tcase_create("db");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
+    TCase *tc = db_tcase(s, "db", setup, teardown);
     tcase_add_test(tc, dialects);
     tcase_add_test(tc, open_failures);
     tcase_add_test(tc, connection_settings);
@@ -480,11 +824,27 @@ Suite *suite_db(void)
     tcase_add_test(tc, prepare_fails_before_migrating);
     tcase_add_test(tc, unknown_label_fails);
     tcase_add_test(tc, rollback_leaves_nothing);
+    tcase_add_test(tc, own_statements_apart_from_other_modules);
+    tcase_add_test(tc, preconfigured_connection_has_foreign_keys);
+    tcase_add_test(tc, late_foreign_keys_are_reported);
+    tcase_add_test(tc, use_prepares_when_the_connection_has_none);
     tcase_add_test(tc, wrapper_rolls_back_on_pool_cleanup);
     tcase_add_test(tc, unique_violation_detected);
     tcase_add_test(tc, rows_accessors);
     tcase_add_test(tc, null_argument_binds_sql_null);
     tcase_add_test(tc, exec_counts_rows);
-    suite_add_tcase(s, tc);
+
+    tc = db_tcase(s, "db_reads", setup, teardown);
+    tcase_add_checked_fixture(tc, NULL, reads_teardown);
+    tcase_add_loop_test(tc, unreadable_value_fails_the_select, 0, 2);
+    tcase_add_loop_test(tc, unreadable_value_fails_the_stream, 0, 2);
+    tcase_add_test(tc, sql_null_is_still_null);
+
+    tc = db_tcase(s, "db_reads_keys", quiet_setup, reads_teardown);
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    /* Each column fails converting to UTF-16 (0-3); the integer id also converting to the
+     * UTF-8 text the module reads (7): text columns need no memory for that. */
+    tcase_add_loop_test(tc, key_auth_read_failure_is_503, 0, 4);
+    tcase_add_loop_test(tc, key_auth_read_failure_is_503, 7, 8);
     return s;
 }

@@ -246,14 +246,7 @@ static jr_result_t login(jr_ctx_t *c, const char *user, const char *password)
 static int session_ok(const char *token, jr_ctx_t *out)
 {
     jr_result_t res;
-    memset(out, 0, sizeof(*out));
-    out->pool = fx_pool;
-    out->db = fx_db;
-    out->cfg = fx_ctx.cfg;
-    out->iface = JR_IF_ADMIN;
-    out->client_ip = "192.0.2.1";
-    out->params = apr_table_make(fx_pool, 2);
-    out->query = apr_table_make(fx_pool, 2);
+    fx_request_ctx(out, JR_IF_ADMIN, "192.0.2.1");
     jr_result_init(&res, fx_pool);
     if (jr_auth_session(out, token, &res)) {
         return 1;
