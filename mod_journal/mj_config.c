@@ -53,6 +53,8 @@ static const num_directive_t numeric[] = {
      "a size from 1K to 4G (bytes, or a number with K, M or G)"},
     {"JournalHousekeepingInterval", NUM_DURATION, 5, 86400, FIELD(purge_interval),
      "a duration from 5s to 1d"},
+    {"JournalEventRetention", NUM_DURATION, 60, 366LL * 86400, FIELD(event_retention),
+     "a duration from 60s to 366d"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -178,6 +180,7 @@ const command_rec mj_directives[] = {
     NUMERIC(11, "Length of a ban for a filled honeypot field"),
     NUMERIC(12, "Largest accepted upload (entry file or photo)"),
     NUMERIC(13, "How often housekeeping (the trash purge) runs"),
+    NUMERIC(14, "How long outbox events are kept before housekeeping trims them"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     {NULL},
@@ -203,6 +206,7 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(migrate, 1);
     DFLT(upload_max, MJ_DEFAULT_UPLOAD_MAX);
     DFLT(purge_interval, MJ_DEFAULT_PURGE_INTERVAL);
+    DFLT(event_retention, JR_DEFAULT_EVENT_RETENTION);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
@@ -225,5 +229,6 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     c->core.data_dir = c->data_dir;
     c->core.upload_max = c->upload_max;
     c->core.upload_types = c->upload_types ? c->upload_types : MJ_DEFAULT_UPLOAD_TYPES;
+    c->core.event_retention = c->event_retention;
     return NULL;
 }

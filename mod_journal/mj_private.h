@@ -28,6 +28,7 @@ typedef struct {
     long long upload_max;
     const char *upload_types;
     long long purge_interval;
+    long long event_retention;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 

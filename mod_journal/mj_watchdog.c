@@ -1,11 +1,12 @@
 /* Periodic housekeeping through mod_watchdog: one child at a time (a singleton watchdog)
- * purges what has outlived trash_retention_days. */
+ * purges what has outlived trash_retention_days and trims the event outbox. */
 #include <string.h>
 
 #include <apr_optional.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
 
+#include "jr_events.h"
 #include "jr_ops.h"
 #include "mj_private.h"
 
@@ -37,6 +38,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         ctx.query = apr_table_make(pool, 1);
         ctx.db = jr_db_wrap(pool, dbd->driver, dbd->handle, dbd->prepared);
         jr_trash_purge_expired(&ctx);
+        jr_events_trim(&ctx, conf->core.event_retention);
     }
     dbd_close_fn(s, dbd);
     return APR_SUCCESS;

@@ -57,6 +57,7 @@ typedef struct {
     const char *data_dir;     /* files, photos and upload temp files live below it */
     long long upload_max;     /* largest accepted upload (file or photo), bytes */
     const char *upload_types; /* allowed sniffed types of entry files, space separated */
+    long long event_retention; /* housekeeping trims outbox events older than this, seconds */
 } jr_config_t;
 
 /* Defaults of the settings above (documented in docs/directives.md). */
@@ -69,6 +70,7 @@ typedef struct {
 #define JR_DEFAULT_LOGIN_BAN_WINDOW 900
 #define JR_DEFAULT_LOGIN_BAN_DURATION 86400
 #define JR_DEFAULT_HONEYPOT_BAN_DURATION 86400
+#define JR_DEFAULT_EVENT_RETENTION (7LL * 86400)
 
 struct jr_counters;
 
