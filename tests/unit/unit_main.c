@@ -37,6 +37,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_jw());
     srunner_add_suite(sr, suite_topic());
     srunner_add_suite(sr, suite_jobs());
+    srunner_add_suite(sr, suite_worker());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }
