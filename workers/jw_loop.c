@@ -15,7 +15,7 @@
 
 #define BODY_MAX (1024 * 1024) /* the largest answer accepted */
 #define STOP_GRACE 2           /* seconds jobs in flight get to finish after SIGTERM */
-#define DB_RETRY_MAX 30        /* seconds between reconnection attempts, at most */
+#define DB_RETRY_MAX 5         /* seconds between reconnection attempts, at most */
 
 volatile int jw_stop_requested;
 
@@ -148,10 +148,15 @@ static void scratch(jw_t *w, jr_ctx_t *ctx, apr_pool_t **tmp)
 static void db_failed(jw_t *w, const char *what)
 {
     apr_time_t now = apr_time_now();
-    long long delay = w->db_errors < 5 ? 1LL << w->db_errors : DB_RETRY_MAX;
+    long long delay = w->db_errors < 3 ? 1LL << w->db_errors : DB_RETRY_MAX;
+    char msg[256];
+    size_t n;
     ++w->db_errors;
-    jr_log(JR_LOG_ERR, 0, "JR06030: %s failed (%s); trying again in %lld s", what,
-           w->db->last_error ? w->db->last_error : "database error", delay);
+    apr_cpystrn(msg, w->db->last_error ? w->db->last_error : "database error", sizeof(msg));
+    for (n = strlen(msg); n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '); --n) {
+        msg[n - 1] = '\0'; /* libpq ends its messages with a newline */
+    }
+    jr_log(JR_LOG_ERR, 0, "JR06030: %s failed (%s); trying again in %lld s", what, msg, delay);
     if (jr_db_ping(w->db) == APR_SUCCESS &&
         jr_db_revalidate(w->db->driver, w->db->handle, w->db->prepared, w->db->pool) ==
             APR_SUCCESS) {
@@ -249,6 +254,7 @@ static void look(jw_t *w)
         }
     }
     w->db_errors = 0;
+    jw_wake_reattach(w->wake); /* a no-op unless the connection was reset */
     /* A time in text has whole seconds: look a little after it, not a little before. */
     w->check_at = next ? next + apr_time_from_msec(5) : 0;
     apr_pool_destroy(tmp);

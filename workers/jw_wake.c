@@ -24,6 +24,7 @@
 struct jw_wake {
     jr_db_t *db;
     int fd;
+    int broken; /* PostgreSQL: the connection failed; not polled until LISTEN runs again */
     const char *channel;
     const char *base; /* SQLite: the database's file name; its -wal, -journal count too */
     size_t base_len;
@@ -51,6 +52,7 @@ static apr_status_t listen_pg(jw_wake_t *w)
     }
     w->fd = PQsocket(conn);
     w->backend = PQbackendPID(conn);
+    w->broken = 0;
     return APR_SUCCESS;
 }
 
@@ -102,7 +104,7 @@ apr_status_t jw_wake_open(jw_wake_t **pw, apr_pool_t *p, jr_db_t *db, const char
 
 int jw_wake_fd(const jw_wake_t *w)
 {
-    return w ? w->fd : -1;
+    return w && !w->broken ? w->fd : -1;
 }
 
 /* 1 when an inotify event names the database or one of its companion files. */
@@ -134,7 +136,12 @@ static int drain_notifies(jw_wake_t *w)
     PGnotify *n;
     int hit = 0;
     /* Notifications that arrived during a query are already buffered: always look. */
-    PQconsumeInput(conn);
+    if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK) {
+        /* A closed socket stays readable: stop polling it, and let the loop's next look
+         * fail, reconnect and LISTEN again (jw_wake_reattach). */
+        w->broken = 1;
+        return 1;
+    }
     while ((n = PQnotifies(conn)) != NULL) {
         hit = 1;
         PQfreemem(n);
@@ -144,7 +151,7 @@ static int drain_notifies(jw_wake_t *w)
 
 int jw_wake_drain(jw_wake_t *w)
 {
-    if (!w || w->fd < 0) {
+    if (!w || w->fd < 0 || w->broken) {
         return 0;
     }
     return w->db->dialect == JR_DB_PGSQL ? drain_notifies(w) : drain_inotify(w);
@@ -157,8 +164,8 @@ apr_status_t jw_wake_reattach(jw_wake_t *w)
         return APR_SUCCESS;
     }
     conn = apr_dbd_native_handle(w->db->driver, w->db->handle);
-    if (PQbackendPID(conn) == w->backend && PQsocket(conn) == w->fd) {
+    if (!w->broken && PQbackendPID(conn) == w->backend && PQsocket(conn) == w->fd) {
         return APR_SUCCESS;
     }
-    return listen_pg(w);
+    return PQstatus(conn) == CONNECTION_OK ? listen_pg(w) : APR_EGENERAL;
 }

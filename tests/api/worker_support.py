@@ -277,8 +277,9 @@ class WorkerEnv:
     def problems(self):
         import re
         allowed = [re.compile(p) for p in self.allowed]
+        bad = re.compile(r"^\[error\]|AddressSanitizer|LeakSanitizer|runtime error:")
         return [line for line in self.output().splitlines()
-                if line.startswith("[error]") and not any(p.search(line) for p in allowed)]
+                if bad.search(line) and not any(p.search(line) for p in allowed)]
 
     def finish(self):
         try:
