@@ -62,6 +62,8 @@ static long long new_entry(const char *description)
 /* Ad-hoc SQL about one record (a macro, so the format stays a checked literal). */
 #define q(fmt, id) fx_sql(jr_psprintf(fx_pool, fmt, (long long)(id)))
 #define qi(fmt, id) atoll(q(fmt, id))
+#define JOB_STATE(e) q("SELECT status || ' ' || attempts FROM ai_jobs WHERE entity_id = %lld", e)
+#define ENTRY_STATE(e) q("SELECT description || '|' || ai_status FROM entries WHERE id = %lld", e)
 
 static apr_array_header_t *claim(const char *owner, int max)
 {
@@ -173,7 +175,7 @@ START_TEST(a_job_that_kills_its_worker_fails)
         fx_sql("UPDATE ai_jobs SET lease_until = '2000-01-01T00:00:00Z'");
     }
     ck_assert_int_eq(claim("h:1:2", 1)->nelts, 0);
-    ck_assert_str_eq(q("SELECT status || ' ' || attempts FROM ai_jobs WHERE entity_id = %lld", e),
+    ck_assert_str_eq(JOB_STATE(e),
                      "failed 4");
     ck_assert_str_eq(q("SELECT ai_status FROM entries WHERE id = %lld", e), "failed");
     ck_assert_ptr_nonnull(strstr(q("SELECT ai_error FROM entries WHERE id = %lld", e),
@@ -228,7 +230,7 @@ START_TEST(refused_key_fails_at_once)
     long long e = new_entry("text");
     apr_array_header_t *t = claim("h:1:1", 1);
     ck_assert_str_eq(finish(TASK(t, 0), JR_AI_FAIL, 0, NULL, 0), "failed");
-    ck_assert_str_eq(q("SELECT status || ' ' || attempts FROM ai_jobs WHERE entity_id = %lld", e),
+    ck_assert_str_eq(JOB_STATE(e),
                      "failed 1");
 }
 END_TEST
@@ -240,15 +242,15 @@ START_TEST(stale_answer_queues_again)
     fx_set_id(&fx_ctx, e);
     op_json(jr_op_entries_update, "{\"description\": \"new text\"}", 200);
     ck_assert_str_eq(finish(TASK(t, 0), JR_AI_APPLY, 1, "AI: old text", 0), "stale");
-    ck_assert_str_eq(q("SELECT description || '|' || ai_status FROM entries WHERE id = %lld", e),
+    ck_assert_str_eq(ENTRY_STATE(e),
                      "new text|pending");
     ck_assert_ptr_null(q("SELECT description_original FROM entries WHERE id = %lld", e));
-    ck_assert_str_eq(q("SELECT status || ' ' || attempts FROM ai_jobs WHERE entity_id = %lld", e),
+    ck_assert_str_eq(JOB_STATE(e),
                      "pending 0");
     t = claim("h:1:2", 1);
     ck_assert_str_eq(TASK(t, 0)->user, "new text");
     ck_assert_str_eq(finish(TASK(t, 0), JR_AI_APPLY, 0, NULL, 0), "skipped");
-    ck_assert_str_eq(q("SELECT description || '|' || ai_status FROM entries WHERE id = %lld", e),
+    ck_assert_str_eq(ENTRY_STATE(e),
                      "new text|skipped");
 }
 END_TEST
@@ -258,7 +260,7 @@ START_TEST(release_gives_the_job_back)
     long long e = new_entry("text");
     apr_array_header_t *t = claim("h:1:1", 1);
     ck_assert_int_eq(jr_ai_release(&wctx, TASK(t, 0)), APR_SUCCESS);
-    ck_assert_str_eq(q("SELECT status || ' ' || attempts FROM ai_jobs WHERE entity_id = %lld", e),
+    ck_assert_str_eq(JOB_STATE(e),
                      "pending 0");
     ck_assert_ptr_null(q("SELECT lease_owner FROM ai_jobs WHERE entity_id = %lld", e));
     ck_assert_str_eq(q("SELECT ai_status FROM entries WHERE id = %lld", e), "pending");
