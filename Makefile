@@ -2,12 +2,13 @@
 #   make run    - install what is missing, build, run the journal on SQLite in the foreground
 #   make check  - install what is missing, build, run every test
 #   make bench  - benchmarks
+#   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
 #   make build  - just build (./build)
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 
-.PHONY: all build build-asan run check unit api bench deps clean distclean
+.PHONY: all build build-asan run check unit api bench bench-worker deps clean distclean
 
 all: build
 
@@ -28,6 +29,9 @@ check: deps
 
 bench: build
 	@sh scripts/bench.sh
+
+bench-worker: build
+	@/usr/bin/python3 bench/bench_worker.py
 
 clean:
 	@[ ! -f $(BUILD_DIR)/Makefile ] || $(MAKE) -C $(BUILD_DIR) clean

@@ -65,6 +65,8 @@ static const num_directive_t numeric[] = {
      "an integer from 64 to 1048576"},
     {"JournalReportVersionsMax", NUM_INT, 2, 100000, FIELD(report_versions_max),
      "an integer from 2 to 100000"},
+    {"JournalEventRetention", NUM_DURATION, 60, 366LL * 86400, FIELD(event_retention),
+     "a duration from 60s to 366d"},
 };
 
 #define NUMERIC_COUNT (sizeof(numeric) / sizeof(numeric[0]))
@@ -394,6 +396,7 @@ const command_rec mj_directives[] = {
     NUMERIC(16, "Longest wait of a throttled account (the back-off doubles up to it)"),
     NUMERIC(17, "Slots of each table of the shared counters"),
     NUMERIC(18, "Versions kept per lesson report (the original and the newest others)"),
+    NUMERIC(19, "How long outbox events are kept before housekeeping trims them"),
     AP_INIT_ITERATE("JournalUploadTypes", add_upload_type, NULL, RSRC_CONF,
                     "Media types (sniffed from the bytes) accepted as entry files"),
     WORKER_DIRECTIVES,
@@ -426,6 +429,7 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     DFLT(login_throttle_max_backoff, JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF);
     DFLT(counter_slots, JR_SHM_DEFAULT_SLOTS);
     DFLT(report_versions_max, JR_DEFAULT_REPORT_VERSIONS_MAX);
+    DFLT(event_retention, JR_DEFAULT_EVENT_RETENTION);
 #undef DFLT
     if (!c->data_dir) {
         c->data_dir = MJ_DEFAULT_DATA_DIR;
@@ -455,5 +459,6 @@ const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c)
     c->core.upload_max = c->upload_max;
     c->core.upload_types = c->upload_types ? c->upload_types : MJ_DEFAULT_UPLOAD_TYPES;
     c->core.report_versions_max = (int)c->report_versions_max;
+    c->core.event_retention = c->event_retention;
     return NULL;
 }

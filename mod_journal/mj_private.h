@@ -36,6 +36,7 @@ typedef struct {
     long long login_throttle_threshold, login_throttle_window, login_throttle_max_backoff;
     long long counter_slots;
     long long report_versions_max;
+    long long event_retention;
     jr_config_t core; /* resolved in post_config */
 } mj_server_conf_t;
 

@@ -1,12 +1,13 @@
 /* Periodic housekeeping through mod_watchdog: one child at a time (a singleton watchdog)
- * removes temp files a crashed child left behind and purges what has outlived
- * trash_retention_days. */
+ * removes temp files a crashed child left behind, purges what has outlived
+ * trash_retention_days and trims the event outbox. */
 #include <string.h>
 
 #include <apr_optional.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
 
+#include "jr_events.h"
 #include "jr_ops.h"
 #include "jr_storage.h"
 #include "mj_private.h"
@@ -64,6 +65,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         ctx.query = apr_table_make(pool, 1);
         ctx.db = db;
         jr_trash_purge_expired(&ctx);
+        jr_events_trim(&ctx, conf->core.event_retention);
     }
     dbd_close_fn(s, dbd);
     return APR_SUCCESS;

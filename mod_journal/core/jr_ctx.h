@@ -68,6 +68,7 @@ typedef struct {
     int worker_processes;    /* JournalWorkerProcesses */
     const struct jr_worker_census *workers; /* kept by httpd's parent; NULL when unknown */
     int report_versions_max;  /* versions kept per lesson report; 0: the default */
+    long long event_retention; /* housekeeping trims outbox events older than this, seconds */
 } jr_config_t;
 
 /* What httpd's parent knows of the worker processes it supervises, in shared memory that
@@ -94,6 +95,7 @@ typedef struct jr_worker_census {
 #define JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF 900
 #define JR_LOGIN_THROTTLE_FIRST 60 /* the first period (at most the maximum) */
 #define JR_DEFAULT_REPORT_VERSIONS_MAX 200
+#define JR_DEFAULT_EVENT_RETENTION (7LL * 86400)
 
 struct jr_counters;
 

@@ -429,6 +429,15 @@ jr_db_t *jr_db_use(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *han
     return wrap(p, c);
 }
 
+apr_status_t jr_db_revalidate(jr_db_t *db)
+{
+    if (!db->cache || db->dialect != JR_DB_PGSQL || !pg_session_changed(db->cache)) {
+        return APR_SUCCESS;
+    }
+    jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+    return prepare_catalog(db->cache);
+}
+
 void jr_db_close(jr_db_t *db)
 {
     if (db && db->handle) {

@@ -83,6 +83,9 @@ apr_status_t jr_db_open(jr_db_t **pdb, apr_pool_t *p, const char *driver, const 
                         const char **err);
 apr_status_t jr_db_prepare_all(jr_db_t *db);
 void jr_db_close(jr_db_t *db);
+/* A connection of our own (jr_db_open), on PostgreSQL: when libpq reset it after a failure (a
+ * new server session), prepares the statements again. No-op otherwise. */
+apr_status_t jr_db_revalidate(jr_db_t *db);
 
 /* A select fails (logged, APR_EGENERAL) when a value could not be read (SQLite ran out of memory
  * converting it to text): such a NULL is never mistaken for SQL NULL. */

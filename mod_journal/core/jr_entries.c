@@ -6,6 +6,7 @@
 #include <apr_strings.h>
 
 #include "jr_entries.h"
+#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
@@ -17,7 +18,8 @@
 #define ENTRY_COLS                                                                          \
     "e.id, e.student_name, e.student_id, e.group_id, e.branch_id, e.description,"           \
     " e.module_id, m.name AS module_name, e.ai_status, e.created_at, e.updated_at,"         \
-    " e.created_by, e.created_by_key, e.files_count, e.has_photo"
+    " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"  \
+    " e.ai_checked_at, e.ai_error"
 #define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
 /* Filters: group, branch, module, student id, student name, from, to, search (x2). */
 #define ENTRY_FILTER(LIKE)                                                                  \
@@ -67,6 +69,11 @@ const jr_stmt_def_t jr_stmts_entries[] = {
      " WHERE id = " JR_INT " AND deleted_at IS NULL",
      NULL},
     {"entry_set_ai_status", "UPDATE entries SET ai_status = %s WHERE id = " JR_INT, NULL},
+    {"entry_ai_revert",
+     "UPDATE entries SET description = description_original, ai_status = 'reverted',"
+     " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL"
+     " AND description_original IS NOT NULL",
+     NULL},
     {"entries_move_branch",
      "UPDATE entries SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
     {NULL, NULL, NULL},
@@ -137,7 +144,8 @@ apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char 
 /* Column indexes of an entry row, resolved once per result. */
 typedef struct {
     int id, student_name, student_id, group_id, branch_id, description, module_id, module_name,
-        ai_status, files_count, has_photo, created_at, updated_at, created_by, created_by_key;
+        ai_status, files_count, has_photo, created_at, updated_at, created_by, created_by_key,
+        description_original, ai_checked_at, ai_error;
 } entry_cols_t;
 
 static void entry_cols(const jr_rows_t *r, entry_cols_t *c)
@@ -158,6 +166,9 @@ static void entry_cols(const jr_rows_t *r, entry_cols_t *c)
     COL(updated_at);
     COL(created_by);
     COL(created_by_key);
+    COL(description_original);
+    COL(ai_checked_at);
+    COL(ai_error);
 #undef COL
 }
 
@@ -176,6 +187,9 @@ static void entry_write(jr_jw_t *w, const char *const *row, const entry_cols_t *
     jr_jw_kint_text(w, "module_id", CELL(c->module_id));
     jr_jw_kstr(w, "module_name", CELL(c->module_name));
     jr_jw_kstr(w, "ai_status", CELL(c->ai_status));
+    jr_jw_kstr(w, "ai_checked_at", CELL(c->ai_checked_at));
+    jr_jw_kstr(w, "ai_error", CELL(c->ai_error));
+    jr_jw_kstr(w, "description_original", CELL(c->description_original));
     jr_jw_kint_text(w, "files_count", CELL(c->files_count));
     jr_jw_kbool(w, "has_photo", photo && strcmp(photo, "0") != 0);
     jr_jw_kstr(w, "created_at", CELL(c->created_at));
@@ -297,14 +311,15 @@ apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-/* The AI check of an entry: status pending and an open job, when checks are on. */
+/* The AI check of an entry: status pending (an ai_status event) and an open job. */
 static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
 {
     if (jr_db_exec(ctx->db, ctx->pool, "entry_set_ai_status", NULL,
-                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS) {
+                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS ||
+        jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    return jr_ai_queue(ctx, "entry", id, branch);
+    return jr_event_entry(ctx, "ai_status", id);
 }
 
 /* The validated values of a create or update: every check against the database. */
@@ -371,10 +386,10 @@ apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                              now, now, jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 ||
-        (checks_on(ctx) &&
-         queue_check(ctx, jr_rows_int(rows, 0, "id", 0), e.branch_id) != APR_SUCCESS) ||
-        jr_audit(ctx, "create", "entry", (id = jr_rows_int(rows, 0, "id", 0)),
-                 jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
+        jr_event_entry(ctx, "entry.created", (id = jr_rows_int(rows, 0, "id", 0))) !=
+            APR_SUCCESS ||
+        (checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
     }
     if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
@@ -482,4 +497,39 @@ apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         return APR_SUCCESS;
     }
     return jr_reply_ok(res, p);
+}
+
+/* Returns an entry rewritten by the AI check to the tutor's text (description_original
+ * stays, as for lesson reports). */
+apr_status_t jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    int n = 0;
+    if (jr_db_select(ctx->db, p, "entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
+        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
+        return jr_fail(res, p, 404, "entry not found");
+    }
+    if (!jr_rows_get(rows, 0, "description_original")) {
+        return jr_fail(res, p, 409, "the entry has no original text: the AI did not rewrite it");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "entry_ai_revert", &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+            APR_SUCCESS ||
+        (n == 1 && (jr_event_entry(ctx, "ai_status", id) != APR_SUCCESS ||
+                    jr_audit(ctx, "ai_revert", "entry", id,
+                             jr_json_own(p, json_pack("[s]", "description"))) != APR_SUCCESS))) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    /* n is 0 only when the entry went to the trash meanwhile: the answer is then 404. */
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return reply_entry(ctx, res, 200, id);
 }

@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 
 #include "jr_entries.h"
+#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
@@ -302,7 +303,9 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
             APR_SUCCESS ||
         rows->nrows != 1 ||
         add_version(ctx, (id = jr_rows_int(rows, 0, "id", 0)), r.text, "create") != APR_SUCCESS ||
-        (ai && jr_ai_queue(ctx, "lesson_report", id, r.branch_id) != APR_SUCCESS) ||
+        jr_event_report(ctx, "lesson.report", id) != APR_SUCCESS ||
+        (ai && (jr_ai_queue(ctx, "lesson_report", id, r.branch_id) != APR_SUCCESS ||
+                jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
         jr_audit(ctx, "create", "lesson_report", id, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
@@ -331,7 +334,10 @@ static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
         (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
-         jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS) ||
+         (jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
+          jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
+        (!strcmp(source, "revert") &&
+         jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS) ||
         jr_audit(ctx, action, "lesson_report", id, changes) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
     }

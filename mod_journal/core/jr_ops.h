@@ -81,6 +81,7 @@ jr_op_fn jr_op_entries_create;
 jr_op_fn jr_op_entries_update;
 jr_op_fn jr_op_entries_delete;
 jr_op_fn jr_op_entries_recheck;
+jr_op_fn jr_op_entries_ai_revert;
 
 /* jr_trash.c */
 jr_op_fn jr_op_trash_list;

@@ -3,6 +3,7 @@
  * requeueing puts failed jobs back, limited to the caller's branches. */
 #include <apr_strings.h>
 
+#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
@@ -24,14 +25,15 @@ const jr_stmt_def_t jr_stmts_queues[] = {
     JR_SCOPED("ai_requeue_entries",
               "UPDATE entries SET ai_status = 'pending' WHERE id IN (SELECT entity_id FROM ai_jobs"
               " WHERE entity_type = 'entry' AND status = 'failed' AND ",
-              "branch_id", ")"),
+              "branch_id", ") RETURNING id"),
     JR_SCOPED("ai_requeue_reports",
               "UPDATE lesson_reports SET ai_status = 'pending' WHERE id IN (SELECT entity_id"
               " FROM ai_jobs WHERE entity_type = 'lesson_report' AND status = 'failed' AND ",
-              "branch_id", ")"),
+              "branch_id", ") RETURNING id"),
     /* A failed job whose record has an open job already stays failed (one open check each). */
     JR_SCOPED("ai_requeue",
               "UPDATE ai_jobs SET status = 'pending', attempts = 0, last_error = NULL,"
+              " lease_owner = NULL, lease_until = NULL, run_after = NULL, text_hash = NULL,"
               " updated_at = %s WHERE status = 'failed' AND NOT EXISTS (SELECT 1 FROM ai_jobs o"
               " WHERE o.entity_type = ai_jobs.entity_type AND o.entity_id = ai_jobs.entity_id"
               " AND o.status IN ('pending', 'processing')) AND ",
@@ -85,6 +87,25 @@ apr_status_t jr_op_photo_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return wake(ctx, res, "journal_photo");
 }
 
+/* Sets the records of failed AI checks pending again, each with its status event. */
+static apr_status_t requeue_records(jr_ctx_t *ctx, const char *label, int entries)
+{
+    const char *scope = ctx->who.branch_json;
+    jr_rows_t *rows;
+    int i;
+    if (jr_db_select(ctx->db, ctx->pool, label, &rows, JR_ARGS(scope, scope)) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        long long id = jr_rows_int(rows, i, "id", 0);
+        if ((entries ? jr_event_entry(ctx, "ai_status", id)
+                     : jr_event_report(ctx, "lesson_report_status", id)) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
 static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
@@ -94,10 +115,8 @@ static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if ((ai && (jr_db_exec(ctx->db, p, "ai_requeue_entries", NULL, JR_ARGS(scope, scope)) !=
-                    APR_SUCCESS ||
-                jr_db_exec(ctx->db, p, "ai_requeue_reports", NULL, JR_ARGS(scope, scope)) !=
-                    APR_SUCCESS ||
+    if ((ai && (requeue_records(ctx, "ai_requeue_entries", 1) != APR_SUCCESS ||
+                requeue_records(ctx, "ai_requeue_reports", 0) != APR_SUCCESS ||
                 jr_db_exec(ctx->db, p, "ai_requeue", &n, JR_ARGS(now, scope, scope)) !=
                     APR_SUCCESS)) ||
         (!ai &&

@@ -63,6 +63,7 @@ const jr_route_t jr_routes_admin[] = {
     {"PUT", "/api/entries/:id", jr_op_entries_update, SESSION, JR_BODY_JSON, 0},
     {"DELETE", "/api/entries/:id", jr_op_entries_delete, SESSION, JR_BODY_NONE, 0},
     {"POST", "/api/entries/:id/ai/recheck", jr_op_entries_recheck, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/entries/:id/ai/revert", jr_op_entries_ai_revert, SESSION, JR_BODY_NONE, 0},
     {"GET", "/api/entries/:id/files", jr_op_files_list, SESSION, JR_BODY_NONE, 0},
     {"POST", "/api/entries/:id/files", jr_op_files_upload, SESSION, JR_BODY_UPLOAD, 0},
     {"GET", "/api/entries/:id/files/:fileId", jr_op_files_download, SESSION, JR_BODY_NONE, 0},

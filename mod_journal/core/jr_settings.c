@@ -37,10 +37,25 @@ typedef struct {
     int public;
 } setting_def_t;
 
+/* The system messages of the AI checks (docs/worker.md, "The answer contract"). The worker
+ * appends a context line with the lesson's position and topic to the lesson prompt; the
+ * answer's shape is enforced by a JSON schema, the prompts say what the fields mean. */
 #define DEFAULT_PROMPT                                                                      \
-    "Rewrite the tutor's lesson report in clear, friendly language for parents. Keep every " \
-    "fact, name and number; do not add anything. Start with the phrase that fits the "      \
-    "lesson's position in the module."
+    "You check a tutor's lesson report before parents read it. A report follows this "      \
+    "template: it opens with one phrase that fits the lesson's position in the module "     \
+    "(first lesson: \"Today we started a new module.\"; a middle lesson: \"Today we "       \
+    "continued the module.\"; last lesson: \"Today we finished the module.\"; without a "   \
+    "position: \"Today's lesson:\"), then says in clear, friendly sentences what was "        \
+    "covered and how the group did. Keep every fact, name and number; add nothing. "        \
+    "Answer with matches_template true and the text unchanged when the report already "     \
+    "follows the template; otherwise with matches_template false and the report rewritten " \
+    "to follow it, in the report's language."
+#define DEFAULT_ENTRY_PROMPT                                                                \
+    "You proofread a tutor's journal entry about a student. Correct spelling, grammar and " \
+    "punctuation only. Keep the meaning, the language, the tone, every name and number; "   \
+    "do not add, remove or reorder content. Answer with changed false and the text "        \
+    "unchanged when there is nothing to correct; otherwise with changed true and the "      \
+    "corrected text."
 
 static const setting_def_t defs[] = {
     {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
@@ -48,6 +63,7 @@ static const setting_def_t defs[] = {
     {"lesson_ai_enabled", S_TFTEXT, "false", 0, 0, NULL, NULL, 0},
     {"entry_ai_enabled", S_TFTEXT, "true", 0, 0, NULL, NULL, 0},
     {"lesson_ai_prompt", S_TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0},
+    {"entry_ai_prompt", S_TEXT, DEFAULT_ENTRY_PROMPT, 0, 20000, NULL, NULL, 0},
     {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
     {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
     {"notify_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},

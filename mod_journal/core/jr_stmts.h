@@ -54,5 +54,8 @@ extern const jr_stmt_def_t jr_stmts_trash[];
 extern const jr_stmt_def_t jr_stmts_lessons[];
 extern const jr_stmt_def_t jr_stmts_queues[];
 extern const jr_stmt_def_t jr_stmts_stats[];
+extern const jr_stmt_def_t jr_stmts_events[];
+extern const jr_stmt_def_t jr_stmts_jobs[];
+extern const jr_stmt_def_t jr_stmts_ai[];
 
 #endif

@@ -19,6 +19,8 @@ Suite *suite_storage(void);   /* test_storage.c: jr_storage.h, jr_magic.h, files
 Suite *suite_jw(void);        /* test_jw.c: jr_jw.h, the streaming JSON writer */
 Suite *suite_topic(void);     /* test_topic.c: jr_topic.h, the lesson position */
 Suite *suite_ai_describe(void); /* test_ai_describe.c: AI and worker status answers */
+Suite *suite_jobs(void);      /* test_jobs.c: jr_jobs.h, jr_ai.h, jr_events.h */
+Suite *suite_worker(void);    /* test_worker.c: workers/ (settings, answers, exchanges) */
 
 /* Removes a directory tree (test_storage.c). */
 void unit_rm_rf(const char *path);

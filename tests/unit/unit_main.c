@@ -37,6 +37,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_jw());
     srunner_add_suite(sr, suite_topic());
     srunner_add_suite(sr, suite_ai_describe());
+    srunner_add_suite(sr, suite_jobs());
+    srunner_add_suite(sr, suite_worker());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

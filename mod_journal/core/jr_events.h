@@ -1,0 +1,28 @@
+/* The event outbox: one row per thing that happened, written in the transaction of the change
+ * it reports, for a stream to deliver later (docs/architecture.md, "The event outbox"). */
+#ifndef JR_EVENTS_H
+#define JR_EVENTS_H
+
+#include "jr_ctx.h"
+
+/* Writes one event row in the caller's transaction. payload: a serialised JSON object. The
+ * only insert into the table: every event goes through here. */
+apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
+                      const char *entity_type, long long entity_id, const char *payload);
+
+/* Events about an entry, built from the row as it is now in the caller's transaction:
+ * "ai_status" (entry_id, status, description, description_original, ai_error,
+ * ai_checked_at) or "entry.created" (entry_id, group_id, student_name). */
+apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id);
+
+/* The same for a lesson report: "lesson_report_status" (report_id, status, text,
+ * text_original, text_ai, ai_error, ai_checked_at), "lesson.report" (report_id, group_id,
+ * lesson_date, lesson_time, topic, ai_status) and "lesson.ai.formatted" (report_id,
+ * group_id, lesson_date, text, text_original). */
+apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_id);
+
+/* Deletes events older than max_age seconds, in its own transaction. The number deleted, or
+ * -1 on a database error. */
+int jr_events_trim(jr_ctx_t *ctx, long long max_age);
+
+#endif

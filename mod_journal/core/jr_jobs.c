@@ -1,0 +1,228 @@
+/* See jr_jobs.h. Times are the project's ISO 8601 text (second precision), compared as text:
+ * a back-off ends on the next whole second at the earliest, never early. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_jobs.h"
+#include "jr_log.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+#define AI_CLAIM_SET                                                                         \
+    "UPDATE ai_jobs SET status = 'processing', lease_owner = %s, lease_until = %s,"          \
+    " attempts = attempts + 1, run_after = NULL, updated_at = %s WHERE id IN (SELECT id"     \
+    " FROM ai_jobs WHERE "
+#define AI_CLAIM_RET " RETURNING id, entity_type, entity_id, branch_id, attempts"
+#define AI_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
+#define AI_PENDING "status = 'pending' AND (run_after IS NULL OR run_after <= %s)"
+#define LIMIT_N " ORDER BY id LIMIT CAST(%s AS INTEGER)"
+
+const jr_stmt_def_t jr_stmts_jobs[] = {
+    /* Two claims rather than one OR: each walks its own index in id order. */
+    {"ai_claim_expired", AI_CLAIM_SET AI_EXPIRED LIMIT_N ")" AI_CLAIM_RET,
+     AI_CLAIM_SET AI_EXPIRED LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
+    {"ai_claim_pending", AI_CLAIM_SET AI_PENDING LIMIT_N ")" AI_CLAIM_RET,
+     AI_CLAIM_SET AI_PENDING LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
+    {"ai_renew",
+     "UPDATE ai_jobs SET lease_until = %s, updated_at = %s WHERE id = " JR_INT
+     " AND lease_owner = %s AND status = 'processing'",
+     NULL},
+    /* The final word on a job: only the lease holder's update matches. */
+    {"ai_settle",
+     "UPDATE ai_jobs SET status = %s, run_after = %s, last_error = %s,"
+     " attempts = attempts - CAST(%s AS INTEGER), lease_owner = NULL, lease_until = NULL,"
+     " updated_at = %s WHERE id = " JR_INT " AND lease_owner = %s AND status = 'processing'",
+     NULL},
+    {"ai_due",
+     "SELECT CASE WHEN EXISTS (SELECT 1 FROM ai_jobs WHERE " AI_PENDING ") THEN 1 ELSE 0 END"
+     " AS ready, (SELECT MIN(run_after) FROM ai_jobs WHERE status = 'pending') AS next_run,"
+     " (SELECT MIN(COALESCE(lease_until, '')) FROM ai_jobs WHERE status = 'processing')"
+     " AS next_lease",
+     NULL},
+    {"ai_held",
+     "SELECT id, lease_owner FROM ai_jobs WHERE status = 'processing'"
+     " AND substr(lease_owner, 1, length(%s)) = %s",
+     NULL},
+    {"ai_expire",
+     "UPDATE ai_jobs SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT
+     " AND lease_owner = %s AND status = 'processing' AND lease_until > '1970-01-01T00:00:00Z'",
+     NULL},
+    {NULL, NULL, NULL},
+};
+
+const jr_queue_t jr_queue_ai = {
+    "ai",           "journal_ai",   3,          "ai_claim_expired", "ai_claim_pending",
+    "ai_renew",     "ai_settle",    "ai_due",   "ai_held",          "ai_expire",
+};
+
+const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
+{
+    return jr_psprintf(p, "%s:%ld:%lu", host, pid, n);
+}
+
+static apr_status_t claim_some(jr_ctx_t *ctx, const char *label, const char *owner, int max,
+                               const char *until, const char *now, apr_array_header_t *out)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    int i;
+    if (max <= 0) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, label, &rows, JR_ARGS(owner, until, now, now, jr_i64(p, max))) !=
+        APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        jr_job_t *j = apr_array_push(out);
+        j->id = jr_rows_int(rows, i, "id", 0);
+        j->entity_type = jr_rows_get(rows, i, "entity_type");
+        j->entity_id = jr_rows_int(rows, i, "entity_id", 0);
+        j->branch_id = jr_rows_int(rows, i, "branch_id", 0);
+        j->attempts = (int)jr_rows_int(rows, i, "attempts", 1);
+        j->owner = owner;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_jobs_claim(jr_ctx_t *ctx, const jr_queue_t *q, const char *owner, int max,
+                           long long lease, apr_array_header_t **jobs)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_time_t t = apr_time_now();
+    const char *now = jr_iso_time(p, t), *until = jr_iso_time(p, t + apr_time_from_sec(lease));
+    apr_array_header_t *out = apr_array_make(p, max > 0 ? max : 1, sizeof(jr_job_t));
+    *jobs = out;
+    if (claim_some(ctx, q->st_claim_expired, owner, max, until, now, out) != APR_SUCCESS ||
+        claim_some(ctx, q->st_claim_pending, owner, max - out->nelts, until, now, out) !=
+            APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+/* The text of a time at which a job may run again: rounded up to the next whole second. */
+static const char *not_before(apr_pool_t *p, apr_time_t t)
+{
+    return t ? jr_iso_time(p, t + APR_USEC_PER_SEC - 1) : NULL;
+}
+
+int jr_job_settle(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job_t *job, const char *status,
+                  apr_time_t run_after, const char *error, int refund)
+{
+    apr_pool_t *p = ctx->pool;
+    int n = 0;
+    if (jr_db_exec(ctx->db, p, q->st_settle, &n,
+                   JR_ARGS(status, not_before(p, run_after), error, refund ? "1" : "0",
+                           jr_now_iso(p), jr_i64(p, job->id), job->owner)) != APR_SUCCESS) {
+        return -1;
+    }
+    return n == 1;
+}
+
+apr_status_t jr_jobs_renew(jr_ctx_t *ctx, const jr_queue_t *q, jr_job_t *const *jobs, int n,
+                           long long lease, int *lost)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_time_t t = apr_time_now();
+    const char *now = jr_iso_time(p, t), *until = jr_iso_time(p, t + apr_time_from_sec(lease));
+    int i, changed;
+    if (n == 0) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_begin(ctx->db) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < n; ++i) {
+        changed = 0;
+        if (jr_db_exec(ctx->db, p, q->st_renew, &changed,
+                       JR_ARGS(until, now, jr_i64(p, jobs[i]->id), jobs[i]->owner)) !=
+            APR_SUCCESS) {
+            jr_db_rollback(ctx->db);
+            return APR_EGENERAL;
+        }
+        lost[i] = changed != 1;
+    }
+    return jr_db_commit(ctx->db);
+}
+
+apr_status_t jr_jobs_due(jr_ctx_t *ctx, const jr_queue_t *q, int *ready, apr_time_t *next)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p), *run, *lease;
+    apr_time_t t;
+    jr_rows_t *rows;
+    *ready = 0;
+    *next = 0;
+    if (jr_db_select(ctx->db, p, q->st_due, &rows, JR_ARGS(now)) != APR_SUCCESS ||
+        rows->nrows != 1) {
+        return APR_EGENERAL;
+    }
+    run = jr_rows_get(rows, 0, "next_run");
+    lease = jr_rows_get(rows, 0, "next_lease");
+    *ready = jr_rows_int(rows, 0, "ready", 0) != 0 || (lease && strcmp(lease, now) <= 0);
+    if (run && jr_parse_iso_time(run, &t) == 0) {
+        *next = t;
+    }
+    if (lease && jr_parse_iso_time(lease, &t) == 0 && (!*next || t < *next)) {
+        *next = t;
+    }
+    return APR_SUCCESS;
+}
+
+/* 1 when the process of a lease owner "host:pid:n" of this host is known to be gone. */
+static int owner_dead(const char *owner, size_t host_len, long self_pid)
+{
+    char *end;
+    long pid = strtol(owner + host_len, &end, 10);
+    if (end == owner + host_len || *end != ':' || pid <= 0 || pid == self_pid) {
+        return 0;
+    }
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int jr_jobs_reclaim_dead(jr_ctx_t *ctx, const jr_queue_t *q, const char *host, long self_pid)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *prefix = apr_pstrcat(p, host, ":", NULL);
+    jr_rows_t *rows;
+    int i, n = 0, changed;
+    if (jr_db_select(ctx->db, p, q->st_held, &rows, JR_ARGS(prefix, prefix)) != APR_SUCCESS) {
+        return -1;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        const char *owner = jr_rows_get(rows, i, "lease_owner");
+        changed = 0;
+        if (!owner_dead(owner, strlen(prefix), self_pid)) {
+            continue;
+        }
+        if (jr_db_exec(ctx->db, p, q->st_expire, &changed,
+                       JR_ARGS(jr_rows_get(rows, i, "id"), owner)) != APR_SUCCESS) {
+            return -1;
+        }
+        n += changed;
+    }
+    if (n > 0) {
+        jr_log(JR_LOG_WARN, 0,
+               "JR07002: %d %s job(s) held by a worker of this host that no longer runs were "
+               "returned to the queue",
+               n, q->name);
+    }
+    return n;
+}
+
+long long jr_job_backoff(int attempt, long long retry_after)
+{
+    long long delay = 300;
+    if (attempt >= 1 && attempt < 9) {
+        delay = 1LL << attempt;
+    }
+    if (retry_after > delay) {
+        delay = retry_after > 3600 ? 3600 : retry_after;
+    }
+    return delay;
+}

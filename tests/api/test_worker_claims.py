@@ -1,0 +1,200 @@
+"""journal-worker's job mechanics against the real httpd (req-9 section 1): a job is done
+exactly once whatever happens to the workers (SIGTERM gives jobs back, SIGKILL leaves a lease
+that is reclaimed), three workers share one queue of 1,000 jobs, a queued job is picked up at
+once without polling, and the program's exit statuses."""
+
+import functools
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import harness
+from harness import uniq
+from worker_support import (  # noqa: F401 (fixtures)
+    WORKER_BIN, api, events, execute, fake_llm, get_entry, get_report, job, new_entry,
+    new_group, new_report, rows, set_settings, wait_for, wait_status, worker_env)
+
+
+def test_sigterm_finishes_or_gives_back(worker_env):
+    env = worker_env(timeout=10)
+    srv, fake = env.srv, env.fake
+    g = new_group(srv)
+    # a check that ends within the grace period is finished by the stopping worker
+    quick = new_entry(srv, g["id"], f"[[hang:0.5]] quick {uniq('q')}")
+    wait_for(lambda: fake.count(quick["description"]) == 1, what="the quick request")
+    [(rc, took)] = env.stop_workers()
+    assert rc == 0 and took < 5, took
+    assert get_entry(srv, quick["id"])["ai_status"] == "done"
+
+    # one that does not is given back at once: pending, lease cleared, attempt refunded
+    env.start_worker()
+    slow = new_entry(srv, g["id"], f"[[hang:4]] slow {uniq('s')}")
+    wait_for(lambda: fake.count(slow["description"]) == 1, what="the slow request")
+    assert get_entry(srv, slow["id"])["ai_status"] == "processing"
+    [(rc, took)] = env.stop_workers()
+    assert rc == 0 and took < 5, took
+    j = job(srv, "entry", slow["id"])
+    assert (j["status"], j["attempts"], j["lease_owner"], j["lease_until"]) == \
+        ("pending", "0", None, None)
+    assert get_entry(srv, slow["id"])["ai_status"] == "pending"
+    # another worker takes it without waiting for a lease
+    env.start_worker()
+    got = wait_status(functools.partial(get_entry, srv), slow["id"], "done")
+    assert got["description"] == "AI: " + slow["description"]
+    assert fake.count(slow["description"]) == 2
+    assert int(job(srv, "entry", slow["id"])["attempts"]) == 1
+
+
+def test_kill9_mid_job_is_finished_once(worker_env):
+    env = worker_env(timeout=20)
+    srv, fake = env.srv, env.fake
+    set_settings(srv, lesson_ai_enabled="true")
+    g = new_group(srv)
+    text = f"[[hang:2]] we read {uniq('k')}"
+    r = new_report(srv, g["id"], text, "2026-06-01", "Reading 1/2")
+    wait_for(lambda: fake.count(text) == 1, what="the first request")
+    [pid] = env.pids()
+    t0 = time.monotonic()
+    env.kill9(pid)
+    got = wait_status(functools.partial(get_report, srv), r["id"], "done", timeout=25)
+    # the dead worker's lease is reclaimed at once on its host, not after 30 s
+    assert time.monotonic() - t0 < 20
+    assert got["text"] == "AI: " + text
+    assert fake.count(text) == 2  # sent again by the new worker, applied once
+    versions = api(srv, "GET", f"/api/lesson-reports/{r['id']}/versions", status=200)
+    assert [v["source"] for v in versions] == ["ai", "create"]
+    assert rows(srv, "SELECT COUNT(*) FROM audit_log WHERE action = 'ai_rewrite' AND"
+                     f" entity_id = '{r['id']}'")[0][0] == "1"
+    done = [p for typ, p in events(srv, "lesson_report", r["id"])
+            if typ == "lesson_report_status" and p["status"] == "done"]
+    formatted = [p for typ, p in events(srv, "lesson_report", r["id"])
+                 if typ == "lesson.ai.formatted"]
+    assert len(done) == 1 and len(formatted) == 1
+    assert int(job(srv, "lesson_report", r["id"])["attempts"]) == 2
+
+
+def queue_entries(srv, group, n, tag):
+    """n entries with an open check each, written in one transaction by another client."""
+    ent = (f"INSERT INTO entries (student_name, group_id, branch_id, description, ai_status,"
+           f" created_at, updated_at) SELECT 'S', {group['id']}, {group['branch_id']},"
+           f" '{tag} ' || v, 'pending', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z' FROM ")
+    ent += (f"generate_series(1, {n}) v" if srv.db_kind == "pgsql" else
+            f"(WITH RECURSIVE k(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM k WHERE v < {n})"
+            f" SELECT v FROM k)")
+    jobs = ("INSERT INTO ai_jobs (entity_type, entity_id, branch_id, status, attempts,"
+            " created_at, updated_at) SELECT 'entry', id, branch_id, 'pending', 0,"
+            f" created_at, created_at FROM entries WHERE description LIKE '{tag} %'")
+    execute(srv, ent, jobs)
+
+
+def test_three_workers_share_a_thousand_jobs(worker_env):
+    env = worker_env(workers=3, concurrency=8)
+    srv, fake = env.srv, env.fake
+    g = new_group(srv)
+    tag = uniq("bulk")
+    t0 = time.monotonic()
+    queue_entries(srv, g, 1000, tag)
+    done = f"SELECT COUNT(*) FROM entries WHERE description LIKE 'AI: {tag} %' AND" \
+           " ai_status = 'done'"
+    wait_for(lambda: rows(srv, done)[0][0] == "1000", timeout=120, interval=0.2,
+             what="1000 jobs done")
+    took = time.monotonic() - t0
+    counts = {t: c for t, c in fake.counts().items() if t.startswith(tag + " ")}
+    assert len(counts) == 1000, len(counts)  # none lost
+    assert set(counts.values()) == {1}, {t: c for t, c in counts.items() if c != 1}
+    assert rows(srv, "SELECT status, MIN(attempts), MAX(attempts), COUNT(*) FROM ai_jobs"
+                     " GROUP BY status") == [["done", "1", "1", "1000"]]
+    if env.workers:  # each worker logs the checks it finished (JR06011)
+        per = [w.output().count(": done") for w in env.workers]
+        assert sum(per) == 1000 and sum(1 for n in per if n > 0) >= 2, per
+    print(f"1000 jobs, 3 workers: {took:.1f} s")
+
+
+def picked_up_after(srv, fake, action, text):
+    """Seconds from an action's commit to the fake receiving text."""
+    t0 = time.time()
+    action()
+    t1 = time.time()
+    wait_for(lambda: fake.count(text) >= 1, timeout=30, interval=0.005, what=text)
+    arrived = [r["t"] for r in fake.requests() if r["body"]["messages"][1]["content"] == text]
+    return max(arrived[-1] - t1, 0.0), t1 - t0
+
+
+def test_queued_jobs_are_picked_up_at_once(worker_env):
+    env = worker_env()
+    srv, fake = env.srv, env.fake
+    g = new_group(srv)
+    seed = new_entry(srv, g["id"], f"seed {uniq('w')}")
+    wait_status(functools.partial(get_entry, srv), seed["id"], "done")
+    samples = []
+    for i in range(6):
+        time.sleep(0.4)  # the worker sleeps: the safety poll is 30 s away
+        text, made = f"created {uniq('w')}", {}
+        samples.append(picked_up_after(
+            srv, fake, lambda: made.update(new_entry(srv, g["id"], text)), text)[0])
+        e = made
+        wait_status(functools.partial(get_entry, srv), e["id"], "done")
+        time.sleep(0.4)
+        samples.append(picked_up_after(
+            srv, fake, lambda: api(srv, "POST", f"/api/entries/{e['id']}/ai/recheck",
+                                   status=200), "AI: " + text)[0])
+        wait_status(functools.partial(get_entry, srv), e["id"], "done")
+    # a job written by another client, straight into the database
+    time.sleep(0.4)
+    tag = uniq("direct")
+    samples.append(picked_up_after(srv, fake, lambda: queue_entries(srv, g, 1, tag),
+                                   f"{tag} 1")[0])
+    samples.sort()
+    print(f"pick-up after commit: median {statistics.median(samples) * 1000:.1f} ms,"
+          f" max {samples[-1] * 1000:.1f} ms over {len(samples)}")
+    # the aim is 100 ms at p95; a busy shared machine gets a wide margin, but nothing near
+    # the 30 s safety poll passes
+    assert samples[-1] < 2.0, samples
+
+
+def run_worker(config, timeout=20):
+    return subprocess.run([str(WORKER_BIN), "--config", str(config)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_exit_statuses():
+    d = Path(tempfile.mkdtemp(prefix="jr-worker-conf-"))
+    try:
+        conf = d / "w.conf"
+        conf.write_text("db_driver = sqlite3\ndb_params = /nonexistent/x.db\n"
+                        "data_dir = /tmp\nai_timeout = 5\nai_timout = 6\n")
+        p = run_worker(conf)
+        assert p.returncode == 2, p
+        assert "[error] JR06007: configuration error" in p.stderr
+        assert "line 5: unknown setting 'ai_timout'" in p.stderr
+        conf.write_text("db_driver = sqlite3\ndb_params = x\ndata_dir = /tmp\n"
+                        "ai_endpoint = http://127.0.0.1:9/v1\nai_model = m\n"
+                        f"ai_key_file = {d}/missing.key\n")
+        p = run_worker(conf)
+        assert p.returncode == 2 and "missing.key" in p.stderr, p
+        p = subprocess.run([str(WORKER_BIN)], capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2 and "--config" in p.stderr, p
+        p = run_worker(d / "absent.conf")
+        assert p.returncode == 2 and "absent.conf" in p.stderr, p
+        # a database the module has not migrated: not a configuration error, and no migration
+        empty = d / "empty.db"
+        conf.write_text(f"db_driver = sqlite3\ndb_params = {empty}\ndata_dir = {d}\n")
+        p = run_worker(conf)
+        assert p.returncode == 1 and "JR06003" in p.stderr, p
+        assert "schema_migrations" not in _tables(empty)
+    finally:
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
+
+
+def _tables(path):
+    import sqlite3
+    con = sqlite3.connect(str(path))
+    try:
+        return [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
+    finally:
+        con.close()

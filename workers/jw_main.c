@@ -1,0 +1,164 @@
+/* journal-worker: runs the journal's background jobs (the AI text checks) against the
+ * module's database. Started by httpd (one process per JournalWorkerProcesses) or on its own,
+ * e.g. by systemd, with the same settings file. See docs/worker.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <apr_general.h>
+#include <apr_getopt.h>
+#include <apr_strings.h>
+#include <jansson.h>
+
+#include "jr_crypt.h"
+#include "jr_db.h"
+#include "jr_util.h"
+#include "jw.h"
+
+static jr_log_level_e max_level = JR_LOG_WARN;
+static int signal_pipe[2] = {-1, -1};
+
+/* One line per message on standard error, which is httpd's error log when httpd runs us. */
+static void log_sink(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    if (level > max_level) {
+        return;
+    }
+    if (rv != APR_SUCCESS) {
+        char err[120];
+        fprintf(stderr, "[%s] %s (%s)\n", names[level], msg, apr_strerror(rv, err, sizeof(err)));
+    } else {
+        fprintf(stderr, "[%s] %s\n", names[level], msg);
+    }
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    jw_stop_requested = 1;
+    if (write(signal_pipe[1], "s", 1) < 0) {
+        /* the pipe is full: the loop wakes anyway */
+    }
+    errno = saved;
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa;
+    int i;
+    if (pipe(signal_pipe) != 0) {
+        return -1;
+    }
+    for (i = 0; i < 2; ++i) {
+        fcntl(signal_pipe[i], F_SETFL, fcntl(signal_pipe[i], F_GETFL) | O_NONBLOCK);
+        fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    return 0;
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: journal-worker --config FILE [--instance N] [--delay SECONDS]\n"
+          "\n"
+          "  --config FILE      the settings file (see docs/worker.md)\n"
+          "  --instance N       index of a supervised process (for the logs)\n"
+          "  --delay SECONDS    wait this long before starting (the supervisor's back-off)\n"
+          "\n"
+          "Exit status: 0 after SIGTERM, 2 for a configuration error, 1 otherwise.\n",
+          out);
+}
+
+typedef struct {
+    const char *config;
+    long long instance, delay;
+} args_t;
+
+/* 0, or an exit status. */
+static int parse_args(apr_pool_t *p, int argc, const char *const *argv, args_t *a)
+{
+    static const apr_getopt_option_t opts[] = {
+        {"config", 'c', 1, "settings file"}, {"instance", 'i', 1, "instance"},
+        {"delay", 'd', 1, "delay"},          {"help", 'h', 0, "help"},
+        {NULL, 0, 0, NULL},
+    };
+    apr_getopt_t *g;
+    const char *arg;
+    int opt;
+    apr_status_t rv;
+    memset(a, 0, sizeof(*a));
+    apr_getopt_init(&g, p, argc, argv);
+    while ((rv = apr_getopt_long(g, opts, &opt, &arg)) == APR_SUCCESS) {
+        if (opt == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if ((opt == 'i' && jr_parse_int64(arg, 0, 1000, &a->instance) != 0) ||
+            (opt == 'd' && jr_parse_int64(arg, 0, 3600, &a->delay) != 0)) {
+            fprintf(stderr, "[error] JR06006: --%s: '%s' is not a valid number\n",
+                    opt == 'i' ? "instance" : "delay", arg);
+            return JW_EXIT_CONFIG;
+        }
+        if (opt == 'c') {
+            a->config = arg;
+        }
+    }
+    if (rv != APR_EOF || g->ind < argc || !a->config) {
+        usage(stderr);
+        return JW_EXIT_CONFIG;
+    }
+    return 0;
+}
+
+int main(int argc, const char *const *argv)
+{
+    apr_pool_t *p;
+    jw_settings_t s;
+    jw_options_t o;
+    args_t a;
+    const char *err;
+    int rc;
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS ||
+        apr_pool_create(&p, NULL) != APR_SUCCESS) {
+        return 1;
+    }
+    atexit(apr_terminate);
+    jr_log_set(log_sink, NULL);
+    if ((rc = parse_args(p, argc, argv, &a)) != 0) {
+        return rc < 0 ? 0 : rc;
+    }
+    if ((err = jw_settings_load(p, a.config, &s)) != NULL) {
+        jr_log(JR_LOG_ERR, 0, "JR06007: configuration error: %s", err);
+        return JW_EXIT_CONFIG;
+    }
+    max_level = s.log_level;
+    if (install_signals() != 0 || jr_crypt_init() != 0 ||
+        curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
+        return 1;
+    }
+    jr_db_global_init();
+    json_object_seed(0);
+    if (a.delay > 0 && !jw_stop_requested) {
+        sleep((unsigned)a.delay); /* a signal cuts it short */
+    }
+    o.instance = (int)a.instance;
+    o.signal_fd = signal_pipe[0];
+    rc = jw_stop_requested ? 0 : jw_run(p, &s, &o);
+    curl_global_cleanup();
+    apr_pool_destroy(p);
+    return rc;
+}
