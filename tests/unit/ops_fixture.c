@@ -184,6 +184,7 @@ void fx_request_ctx(jr_ctx_t *c, jr_iface_e iface, const char *client_ip)
     c->client_ip = client_ip;
     c->params = apr_table_make(fx_pool, 2);
     c->query = apr_table_make(fx_pool, 2);
+    c->counters = fx_ctx.counters; /* a request always has them (none: 503) */
 }
 
 long long fx_id(const jr_result_t *r)
