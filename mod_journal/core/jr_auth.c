@@ -117,6 +117,10 @@ static const jr_field_t login_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_auth[] = {
+    {"POST /api/auth/login", login_fields},
+    {NULL, NULL},
+};
 
 apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {

@@ -2,8 +2,10 @@
 #include <string.h>
 
 #include <apr_pools.h>
+#include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_router.h"
 #include "unit.h"
 
 static apr_pool_t *pool;
@@ -312,6 +314,53 @@ START_TEST(member_getters)
 }
 END_TEST
 
+/* The catalogue reaches a field table for every route that takes a JSON body (settings
+ * have their own typed table in jr_settings.c), and each table is well formed. */
+static const jr_field_t *catalogued(const char *op)
+{
+    const jr_field_spec_t *const *list, *s;
+    for (list = jr_field_catalogue; *list; ++list) {
+        for (s = *list; s->op; ++s) {
+            if (!strcmp(s->op, op)) {
+                return s->fields;
+            }
+        }
+    }
+    return NULL;
+}
+
+START_TEST(catalogue_covers_json_routes)
+{
+    const jr_route_t *rt;
+    const jr_field_spec_t *const *list, *s;
+    const jr_field_t *f, *g;
+    int routes = 0, specs = 0;
+
+    for (rt = jr_routes_admin; rt->method; ++rt) {
+        const char *op = apr_pstrcat(pool, rt->method, " ", rt->pattern, NULL);
+        if (rt->body != JR_BODY_JSON || !strcmp(op, "PUT /api/settings")) {
+            continue;
+        }
+        ++routes;
+        ck_assert_msg(catalogued(op) != NULL, "%s has no field table in jr_field_catalogue", op);
+    }
+    for (list = jr_field_catalogue; *list; ++list) {
+        for (s = *list; s->op; ++s, ++specs) {
+            ck_assert_ptr_nonnull(s->fields);
+            ck_assert_ptr_nonnull(s->fields[0].name);
+            for (f = s->fields; f->name; ++f) {
+                ck_assert_msg(f->type >= JR_F_STRING && f->type <= JR_F_ANY, "%s", f->name);
+                ck_assert_msg(f->max == 0 || f->min <= f->max, "%s: %s bounds", s->op, f->name);
+                for (g = s->fields; g != f; ++g) {
+                    ck_assert_msg(strcmp(g->name, f->name), "%s: %s twice", s->op, f->name);
+                }
+            }
+        }
+    }
+    ck_assert_int_eq(specs, routes);
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -335,6 +384,7 @@ Suite *suite_json(void)
     tcase_add_test(tc, validate_int_bounds);
     tcase_add_test(tc, validate_int_arrays);
     tcase_add_test(tc, validate_string_arrays);
+    tcase_add_test(tc, catalogue_covers_json_routes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("helpers");
