@@ -69,6 +69,29 @@ START_TEST(parse_invalid)
 }
 END_TEST
 
+/* jansson quotes the bytes near an error; a body that is not UTF-8 must still get an error
+ * message that fits in the JSON answer (found by fuzzing: the 400 went out as "{}"). */
+START_TEST(parse_error_message_is_json_text)
+{
+    static const char *const bad[] = {
+        "{\"a\": \"it\\ud4\xC8\x9B\x99\"}", /* a bad escape followed by raw bytes */
+        "{\"a\xFF\": 1}",
+        "{\"a\": \"\x01\x7F\xE2\x82\"}",
+    };
+    size_t i;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        const char *err = NULL;
+        json_t *msg;
+        ck_assert_ptr_null(jr_json_parse(pool, bad[i], strlen(bad[i]), &err));
+        ck_assert_ptr_nonnull(err);
+        msg = json_string(err);
+        ck_assert_msg(msg != NULL, "case %zu: the message is not UTF-8", i);
+        json_decref(msg);
+        ck_assert_msg(strstr(err, "invalid JSON at line 1 column") != NULL, "message: %s", err);
+    }
+}
+END_TEST
+
 START_TEST(parse_rejects_duplicate_keys)
 {
     const char *err = NULL;
@@ -368,6 +391,7 @@ Suite *suite_json(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, parse_valid);
     tcase_add_test(tc, parse_invalid);
+    tcase_add_test(tc, parse_error_message_is_json_text);
     tcase_add_test(tc, parse_rejects_duplicate_keys);
     tcase_add_test(tc, dump_compact);
     tcase_add_test(tc, own_releases_with_the_pool);
