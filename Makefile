@@ -2,12 +2,14 @@
 #   make run    - install what is missing, build, run the journal on SQLite in the foreground
 #   make check  - install what is missing, build, run every test
 #   make bench  - benchmarks
+#   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench deps clean distclean
+.PHONY: all build build-asan run check unit api bench fuzz deps clean distclean
 
 all: build
 
@@ -29,10 +31,14 @@ check: deps
 bench: build
 	@sh scripts/bench.sh
 
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh run
+
 clean:
 	@[ ! -f $(BUILD_DIR)/Makefile ] || $(MAKE) -C $(BUILD_DIR) clean
 	@[ ! -f $(ASAN_DIR)/Makefile ] || $(MAKE) -C $(ASAN_DIR) clean
 
 distclean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) autom4te.cache build-aux m4 aclocal.m4 configure \
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz autom4te.cache build-aux m4 aclocal.m4 configure \
 		Makefile.in config.h.in config.h.in~
