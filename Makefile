@@ -3,12 +3,14 @@
 #   make check  - install what is missing, build, run every test
 #   make bench  - benchmarks
 #   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
+#   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker deps clean distclean
+.PHONY: all build build-asan run check unit api bench bench-worker fuzz deps clean distclean
 
 all: build
 
@@ -33,10 +35,14 @@ bench: build
 bench-worker: build
 	@/usr/bin/python3 bench/bench_worker.py
 
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh run
+
 clean:
 	@[ ! -f $(BUILD_DIR)/Makefile ] || $(MAKE) -C $(BUILD_DIR) clean
 	@[ ! -f $(ASAN_DIR)/Makefile ] || $(MAKE) -C $(ASAN_DIR) clean
 
 distclean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) autom4te.cache build-aux m4 aclocal.m4 configure \
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz autom4te.cache build-aux m4 aclocal.m4 configure \
 		Makefile.in config.h.in config.h.in~

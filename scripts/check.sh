@@ -54,6 +54,7 @@ step "build (ASan+UBSan)" sh scripts/build.sh build-asan --enable-sanitizers
 # use_sigaltstack=0: GCC 12's libasan reports its own sigaltstack call at thread exit on this
 # glibc as a stack-buffer-underflow (in the sanitizer runtime, not in our code).
 step "unit tests (ASan+UBSan)" unit_tests build-asan ASAN_OPTIONS=use_sigaltstack=0
+step "fuzz corpora replay (ASan+UBSan)" sh scripts/fuzz.sh replay build-asan
 step "integration (SQLite, ASan+UBSan module)" pytest_run sanitized JOURNAL_BUILD_DIR="$top/build-asan" \
     JOURNAL_TEST_DB=sqlite JOURNAL_SANITIZE=1
 

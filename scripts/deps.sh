@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages the project needs to build, run and test.
 # As root: installs what is missing. Otherwise: prints the exact apt-get line and exits 1.
+# `deps.sh fuzz` adds clang and its runtime (libFuzzer) for make fuzz; make check needs neither.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config \
@@ -10,6 +11,7 @@ libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-d
 check libsubunit-dev sqlite3 postgresql \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
 wrk curl"
+[ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 
 missing=""
 for p in $PKGS; do

@@ -127,6 +127,11 @@ static int honeypot_filled(const json_t *in)
     return v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0);
 }
 
+const jr_field_spec_t jr_fields_auth[] = {
+    {"POST /api/auth/login", login_fields},
+    {NULL, NULL},
+};
+
 /* The account name as the log may show it: a user name's own alphabet, anything else '?'. */
 static const char *loggable_name(apr_pool_t *p, const char *name)
 {

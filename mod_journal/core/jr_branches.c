@@ -28,6 +28,12 @@ static const jr_field_t branch_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_branches[] = {
+    {"POST /api/branches", branch_fields},
+    {"PUT /api/branches/:id", branch_fields},
+    {NULL, NULL},
+};
+
 static json_t *branch_json(const jr_rows_t *r, int i)
 {
     return json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)jr_rows_int(r, i, "id", 0), "name",

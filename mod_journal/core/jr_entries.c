@@ -98,6 +98,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_entries[] = {
+    {"POST /api/entries", create_fields},
+    {"PUT /api/entries/:id", update_fields},
+    {NULL, NULL},
+};
+
 int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id)
 {
     jr_rows_t *rows;

@@ -61,6 +61,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_groups[] = {
+    {"POST /api/groups", create_fields},
+    {"PUT /api/groups/:id", update_fields},
+    {NULL, NULL},
+};
+
 static json_t *group_json(const jr_rows_t *r, int i)
 {
     const char *tutor = jr_rows_get(r, i, "tutor_id");

@@ -24,6 +24,14 @@ json_t *jr_json_parse(apr_pool_t *p, const char *buf, size_t len, const char **e
     json_error_t jerr;
     json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!j) {
+        char *c;
+        /* jansson quotes the raw bytes near the error, which need not be UTF-8: the message
+         * goes into a JSON answer, so it is kept to printable ASCII. */
+        for (c = jerr.text; *c; ++c) {
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e) {
+                *c = '?';
+            }
+        }
         *err = jr_psprintf(p, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
                             jerr.text);
         return NULL;

@@ -39,6 +39,19 @@ typedef struct {
  * is valid, otherwise an error message that names the field. */
 const char *jr_json_validate(apr_pool_t *p, const json_t *obj, const jr_field_t *fields);
 
+/* The field tables stay static next to the operations that use them; each resource file
+ * exports the list of its own ({NULL, NULL} ends it), and jr_field_catalogue (jr_fields.c)
+ * lists those, NULL-terminated, so tests and fuzz targets reach every table in use. */
+typedef struct {
+    const char *op; /* "POST /api/users" */
+    const jr_field_t *fields;
+} jr_field_spec_t;
+
+extern const jr_field_spec_t jr_fields_auth[], jr_fields_branches[], jr_fields_entries[],
+    jr_fields_groups[], jr_fields_keys[], jr_fields_lessons[], jr_fields_modules[],
+    jr_fields_students[], jr_fields_users[];
+extern const jr_field_spec_t *const jr_field_catalogue[];
+
 /* Number of UTF-8 code points in s (the body was validated as UTF-8 by jansson). */
 size_t jr_utf8_len(const char *s);
 

@@ -55,6 +55,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_keys[] = {
+    {"POST /api/api-keys", create_fields},
+    {"PUT /api/api-keys/:id", update_fields},
+    {NULL, NULL},
+};
+
 void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
     char *scopes = apr_pstrdup(w->pool, jr_rows_get(r, i, "scopes")), *tok, *last;

@@ -98,6 +98,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_lessons[] = {
+    {"POST /api/lesson-reports", create_fields},
+    {"PUT /api/lesson-reports/:id", update_fields},
+    {NULL, NULL},
+};
+
 void jr_report_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
     const char *topic = jr_rows_get(r, i, "topic");

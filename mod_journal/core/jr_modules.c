@@ -64,6 +64,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_modules[] = {
+    {"POST /api/modules", create_fields},
+    {"PUT /api/modules/:id", update_fields},
+    {NULL, NULL},
+};
+
 static void module_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
     jr_jw_obj(w);

@@ -382,8 +382,10 @@ static jr_mp_status_e step(reader_t *r, sink_t *k, state_e *st, const char *deli
         } else if ((at = find(b, n, "\r\n\r\n", 4)) >= 0) {
             at += 2;
         } else {
+            /* A block within the cap ends with a CRLF CRLF inside its first cap + 2 bytes;
+             * deciding earlier would make the answer depend on how reads split the body. */
             *more = 1;
-            return n > JR_MP_HEADERS_MAX ? JR_MP_MALFORMED : JR_MP_OK;
+            return n >= JR_MP_HEADERS_MAX + 2 ? JR_MP_MALFORMED : JR_MP_OK;
         }
         if ((apr_size_t)at > JR_MP_HEADERS_MAX || parse_headers(k->p, b, (apr_size_t)at, &h) != 0) {
             return JR_MP_MALFORMED;

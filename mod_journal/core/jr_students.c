@@ -56,6 +56,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_students[] = {
+    {"POST /api/students", create_fields},
+    {"PUT /api/students/:id", update_fields},
+    {NULL, NULL},
+};
+
 /* The key a student name is matched by: trimmed, lower-case (ASCII). */
 const char *jr_student_key(apr_pool_t *p, const char *name)
 {

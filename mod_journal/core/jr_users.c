@@ -63,6 +63,12 @@ static const jr_field_t update_fields[] = {
     {NULL},
 };
 
+const jr_field_spec_t jr_fields_users[] = {
+    {"POST /api/users", create_fields},
+    {"PUT /api/users/:id", update_fields},
+    {NULL, NULL},
+};
+
 static json_t *user_json(const jr_rows_t *rows, int i, json_t *branch_ids)
 {
     return json_pack("{s:I, s:s, s:s, s:b, s:o, s:s, s:s}", "id",

@@ -2,8 +2,10 @@
 #include <string.h>
 
 #include <apr_pools.h>
+#include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_router.h"
 #include "unit.h"
 
 static apr_pool_t *pool;
@@ -62,6 +64,29 @@ START_TEST(parse_invalid)
         ck_assert_msg(jr_json_parse(pool, bad[i], strlen(bad[i]), &err) == NULL, "%s accepted",
                       bad[i]);
         ck_assert_ptr_nonnull(err);
+        ck_assert_msg(strstr(err, "invalid JSON at line 1 column") != NULL, "message: %s", err);
+    }
+}
+END_TEST
+
+/* jansson quotes the bytes near an error; a body that is not UTF-8 must still get an error
+ * message that fits in the JSON answer (found by fuzzing: the 400 went out as "{}"). */
+START_TEST(parse_error_message_is_json_text)
+{
+    static const char *const bad[] = {
+        "{\"a\": \"it\\ud4\xC8\x9B\x99\"}", /* a bad escape followed by raw bytes */
+        "{\"a\xFF\": 1}",
+        "{\"a\": \"\x01\x7F\xE2\x82\"}",
+    };
+    size_t i;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        const char *err = NULL;
+        json_t *msg;
+        ck_assert_ptr_null(jr_json_parse(pool, bad[i], strlen(bad[i]), &err));
+        ck_assert_ptr_nonnull(err);
+        msg = json_string(err);
+        ck_assert_msg(msg != NULL, "case %zu: the message is not UTF-8", i);
+        json_decref(msg);
         ck_assert_msg(strstr(err, "invalid JSON at line 1 column") != NULL, "message: %s", err);
     }
 }
@@ -312,6 +337,53 @@ START_TEST(member_getters)
 }
 END_TEST
 
+/* The catalogue reaches a field table for every route that takes a JSON body (settings
+ * have their own typed table in jr_settings.c), and each table is well formed. */
+static const jr_field_t *catalogued(const char *op)
+{
+    const jr_field_spec_t *const *list, *s;
+    for (list = jr_field_catalogue; *list; ++list) {
+        for (s = *list; s->op; ++s) {
+            if (!strcmp(s->op, op)) {
+                return s->fields;
+            }
+        }
+    }
+    return NULL;
+}
+
+START_TEST(catalogue_covers_json_routes)
+{
+    const jr_route_t *rt;
+    const jr_field_spec_t *const *list, *s;
+    const jr_field_t *f, *g;
+    int routes = 0, specs = 0;
+
+    for (rt = jr_routes_admin; rt->method; ++rt) {
+        const char *op = apr_pstrcat(pool, rt->method, " ", rt->pattern, NULL);
+        if (rt->body != JR_BODY_JSON || !strcmp(op, "PUT /api/settings")) {
+            continue;
+        }
+        ++routes;
+        ck_assert_msg(catalogued(op) != NULL, "%s has no field table in jr_field_catalogue", op);
+    }
+    for (list = jr_field_catalogue; *list; ++list) {
+        for (s = *list; s->op; ++s, ++specs) {
+            ck_assert_ptr_nonnull(s->fields);
+            ck_assert_ptr_nonnull(s->fields[0].name);
+            for (f = s->fields; f->name; ++f) {
+                ck_assert_msg(f->type >= JR_F_STRING && f->type <= JR_F_ANY, "%s", f->name);
+                ck_assert_msg(f->max == 0 || f->min <= f->max, "%s: %s bounds", s->op, f->name);
+                for (g = s->fields; g != f; ++g) {
+                    ck_assert_msg(strcmp(g->name, f->name), "%s: %s twice", s->op, f->name);
+                }
+            }
+        }
+    }
+    ck_assert_int_eq(specs, routes);
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -319,6 +391,7 @@ Suite *suite_json(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, parse_valid);
     tcase_add_test(tc, parse_invalid);
+    tcase_add_test(tc, parse_error_message_is_json_text);
     tcase_add_test(tc, parse_rejects_duplicate_keys);
     tcase_add_test(tc, dump_compact);
     tcase_add_test(tc, own_releases_with_the_pool);
@@ -335,6 +408,7 @@ Suite *suite_json(void)
     tcase_add_test(tc, validate_int_bounds);
     tcase_add_test(tc, validate_int_arrays);
     tcase_add_test(tc, validate_string_arrays);
+    tcase_add_test(tc, catalogue_covers_json_routes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("helpers");

@@ -296,6 +296,31 @@ START_TEST(header_block_is_capped)
 }
 END_TEST
 
+/* A header block of exactly JR_MP_HEADERS_MAX bytes (its last CRLF included) is accepted and
+ * one byte more is not, however the reads split the body (found by fuzzing: reads of a few
+ * bytes gave up two bytes before the blank line could complete). */
+static const char *block_of(size_t size)
+{
+    const char *head = "Content-Disposition: form-data; name=\"file\"\r\nX-Pad: ";
+    size_t pad = size - strlen(head) - 2; /* the block ends with the last line's CRLF */
+    char *p = apr_palloc(pool, pad + 1);
+    memset(p, 'a', pad);
+    p[pad] = '\0';
+    return apr_pstrcat(pool, "--" B "\r\n", head, p, "\r\n\r\nabc\r\n--" B "--", NULL);
+}
+
+START_TEST(header_block_at_the_cap)
+{
+    const char *body = block_of(JR_MP_HEADERS_MAX), *content;
+    apr_size_t n;
+    jr_mp_part_t part;
+    ck_assert_int_eq(extract_all(body, strlen(body), B, &part, &content, &n), JR_MP_OK);
+    ck_assert_uint_eq(n, 3);
+    body = block_of(JR_MP_HEADERS_MAX + 1);
+    ck_assert_int_eq(extract_all(body, strlen(body), B, &part, &content, &n), JR_MP_MALFORMED);
+}
+END_TEST
+
 START_TEST(other_field_names)
 {
     static const char body[] =
@@ -447,6 +472,7 @@ Suite *suite_multipart(void)
     tcase_add_test(tc, missing_final_boundary);
     tcase_add_test(tc, malformed_parts);
     tcase_add_test(tc, header_block_is_capped);
+    tcase_add_test(tc, header_block_at_the_cap);
     tcase_add_test(tc, other_field_names);
     tcase_add_test(tc, empty_file);
     tcase_add_test(tc, filenames);
