@@ -265,6 +265,55 @@ def test_requeue_failed_photo_jobs(queue_world):
     assert photo_status_count(srv, "done") == 1 and photo_status_count(srv, "rejected") == 1
 
 
+def test_jobs_follow_a_group_to_another_branch(queue_world):
+    """Moving a group moves its records' jobs in the same transaction: the old branch's keys
+    neither count nor requeue them, the new branch's keys do."""
+    w = queue_world
+    srv, a, b, ga = w["srv"], w["a"], w["b"], w["ga"]
+    stay = srv.create_group(a)  # A keeps this group and its jobs
+    e_stay = create_entry(srv, stay["id"])["id"]
+    for e in w["ea"]:
+        add_ai_job(srv, "entry", e, a, "failed")
+        add_photo_job(srv, e, a, "failed")
+    add_ai_job(srv, "entry", w["ea"][0], a, "done")
+    add_ai_job(srv, "lesson_report", w["ra"], a, "failed")
+    add_photo_job(srv, w["ea"][1], a, "queued")
+    add_ai_job(srv, "entry", e_stay, a, "failed")
+    add_photo_job(srv, e_stay, a, "failed")
+    key_a = create_key(srv, branch_ids=[a])
+    key_b = create_key(srv, branch_ids=[b])
+
+    def jobs(key):
+        body = assert_json(v1(srv, key, "GET", "/api/v1/stats"), 200)
+        return ({k: v for k, v in body["ai_jobs"].items() if v},
+                {k: v for k, v in body["photo_jobs"].items() if v})
+
+    assert jobs(key_a) == ({"failed": 4, "done": 1}, {"failed": 3, "queued": 1})
+    assert jobs(key_b) == ({}, {})
+
+    moved = assert_json(adm(srv, "PUT", f"/api/groups/{ga['id']}", {"branch_id": b}), 200)
+    assert moved["branch_id"] == b
+    assert jobs(key_a) == ({"failed": 1}, {"failed": 1})
+    assert jobs(key_b) == ({"failed": 3, "done": 1}, {"failed": 2, "queued": 1})
+    assert ai_status_count(srv, "failed", a) == 1 and ai_status_count(srv, "failed", b) == 3
+    assert photo_status_count(srv, "failed", a) == 1 and photo_status_count(srv, "failed", b) == 2
+
+    # The old branch's key requeues only what stayed: not the moved entries' or report's jobs.
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/ai/requeue-failed")) == 1
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/photo-jobs/requeue-failed")) == 1
+    assert entry_ai_status(srv, e_stay) == "pending"
+    for e in w["ea"]:
+        assert entry_ai_status(srv, e) is None
+    assert report_ai_status(srv, w["ra"]) is None
+    assert ai_status_count(srv, "failed", b) == 3 and photo_status_count(srv, "failed", b) == 2
+    # The new branch's key does.
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/ai/requeue-failed")) == 3
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/photo-jobs/requeue-failed")) == 2
+    assert [entry_ai_status(srv, e) for e in w["ea"]] == ["pending", "pending"]
+    assert report_ai_status(srv, w["ra"]) == "pending"
+    assert sql_int(srv, "SELECT COUNT(*) FROM ai_jobs WHERE status = 'failed'") == 0
+
+
 # ---- counts: status, stats, dashboard -----------------------------------------------------------
 # Jobs per branch: A and B.
 AI_A = {"pending": 1, "processing": 1, "done": 2, "failed": 1}
