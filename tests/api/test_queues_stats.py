@@ -3,16 +3,11 @@ checks and photo jobs (limited to a key's branches), the queue status counts, GE
 /api/v1/stats and GET /api/dashboard."""
 
 import datetime as dt
-import grp
-import os
-import pwd
-import sqlite3
 import zoneinfo
 
 import pytest
 
-import harness
-from harness import assert_error, assert_json, assert_ok, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_int, uniq
 
 AI_STATES = ("pending", "processing", "done", "failed")
 PHOTO_STATES = ("queued", "processing", "done", "failed", "rejected")
@@ -22,44 +17,6 @@ ISO_NOW = "2026-01-01T00:00:00Z"
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _chown_sqlite(srv):
-    if harness.IS_ROOT:  # the server (www-data) keeps writing its files
-        uid = pwd.getpwnam("www-data").pw_uid
-        gid = grp.getgrnam("www-data").gr_gid
-        for p in srv.data_dir.glob("journal.db*"):
-            os.chown(p, uid, gid)
-
-
-def sql_exec(srv, *statements):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            with con:
-                for st in statements:
-                    con.execute(st)
-        finally:
-            con.close()
-        _chown_sqlite(srv)
-    else:
-        harness.psql("; ".join(statements), dbname=srv.pg_dbname)
-
-
-def sql_scalar(srv, query):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            row = con.execute(query).fetchone()
-        finally:
-            con.close()
-        return None if row is None or row[0] is None else str(row[0])
-    out = harness.psql(query, dbname=srv.pg_dbname).stdout.strip()
-    return out if out else None
-
-
-def sql_int(srv, query):
-    return int(sql_scalar(srv, query))
-
-
 def generation(srv, name):
     return sql_int(srv, f"SELECT generation FROM worker_signals WHERE name = '{name}'")
 
