@@ -456,6 +456,26 @@ def test_malformed_multipart_is_400(server, world, body, ctype):
     assert wait_tmp_empty(server) == []
 
 
+def test_upload_types_directive(fresh_server):
+    """JournalUploadTypes replaces the default list; several lines add up; case is ignored."""
+    srv = fresh_server("JournalUploadTypes text/plain\nJournalUploadTypes IMAGE/png text/x-shellscript")
+    eid = create_entry(srv, srv.create_group(srv.create_branch()["id"])["id"])["id"]
+    for data, sniffed in ((pdf_bytes(), "application/pdf"), (HTML, "text/html")):
+        body = assert_error(upload_raw(srv, eid, data, name="x.pdf"), 415, sniffed)
+        for allowed in ("text/plain", "image/png", "text/x-shellscript"):
+            assert allowed in body["error"].lower(), body
+        assert "application/pdf" not in body["error"].split("allowed")[1], body
+    made = [assert_json(upload_raw(srv, eid, data, name=name, ctype=None), 201)
+            for data, name in ((text_bytes(), "a.txt"), (png_bytes(), "b.png"), (SHELL, "c.sh"))]
+    assert [f["content_type"] for f in made] == ["text/plain", "image/png", "text/x-shellscript"]
+    assert list_files(srv, eid) == made
+    # Photos keep their own fixed types, whatever this list says.
+    assert_json(srv.api("POST", f"/api/entries/{eid}/photo", token=srv.admin_token,
+                        data=png_bytes()), 201)
+    assert_error(srv.api("POST", f"/api/entries/{eid}/photo", token=srv.admin_token,
+                         data=text_bytes()), 415)
+
+
 def test_upload_over_the_cap_is_413(fresh_server):
     srv = fresh_server("JournalMaxUploadSize 1K")
     b = srv.create_branch()
