@@ -13,6 +13,7 @@ status=0
 summary=""
 failed="|"
 work=$(mktemp -d /tmp/journal-check.XXXXXX)
+started=$(date +%s)
 
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
@@ -37,14 +38,15 @@ step() { # [--needs STEP]... name command...
     done
     name=$1; shift
     echo "=== $name"
+    t0=$(date +%s)
     if [ -n "$blocked" ]; then
         echo "not run: '$blocked' failed"
         summary="$summary\n  SKIP  $name (needs '$blocked')"
     elif "$@"; then
-        summary="$summary\n  ok    $name"
+        summary="$summary\n  ok    $name ($(($(date +%s) - t0)) s)"
         return 0
     else
-        summary="$summary\n  FAIL  $name"
+        summary="$summary\n  FAIL  $name ($(($(date +%s) - t0)) s)"
     fi
     status=1
     failed="$failed$name|"
@@ -140,5 +142,5 @@ step --needs "instrumented (ASan+UBSan)" --needs "PostgreSQL cluster" \
     JOURNAL_BUILD_DIR="$top/build-asan" JOURNAL_TEST_DB=pgsql JOURNAL_TEST_PG_PORT="$pgport" \
     JOURNAL_SANITIZE=1
 
-printf "\n=== summary$summary\n"
+printf "\n=== summary (%d s)$summary\n" $(($(date +%s) - started))
 exit $status
