@@ -342,6 +342,7 @@ class Server:
                 continue
             self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
             if proc.returncode != 0:
+                self._adopt_stray_daemon()
                 raise RuntimeError(f"apache2 -k start exited {proc.returncode}:\n{proc.stdout}"
                                    f"{proc.stderr}\n--- error.log ---\n{self.read_error_log()}")
             break
@@ -371,6 +372,17 @@ class Server:
         if (database is not None or health == 200) and database != HEALTH_DATABASE[self.db_kind]:
             raise RuntimeError(f"/api/health says database {database!r}, the suite runs on "
                                f"{HEALTH_DATABASE[self.db_kind]!r}: {r.text[:300]}")
+
+    def _adopt_stray_daemon(self):
+        """After a failed `apache2 -k start` the daemon may run all the same (a sanitizer
+        report makes the process that detaches exit non-zero): stop() must then end it."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pid = self._read_pid()
+            if pid and _pid_alive(pid):
+                self.started = True
+                return
+            time.sleep(0.1)
 
     def _read_pid(self):
         try:
