@@ -1,62 +1,150 @@
 #!/bin/sh
 # make check: static guards, unit tests, the integration suite on SQLite and on PostgreSQL,
-# and the integration suite again against an ASan+UBSan build of the module.
+# then all of it again against an ASan+UBSan build (leak detection on).
+#
+# Each step is one line:  step [--needs STEP]... NAME COMMAND...
+# A step whose needed step failed (or was skipped) is not run and counts as failed: no test
+# runs against the binaries of an earlier build after a build failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 PY=/usr/bin/python3
 status=0
 summary=""
+failed="|"
+work=$(mktemp -d /tmp/journal-check.XXXXXX)
+started=$(date +%s)
 
-step() { # name, command...
+# Fewer tests than this in a step means the run was narrowed or tests went missing: the step
+# fails. Raise a floor when tests are added; never lower one to make a change pass.
+MIN_UNIT=199
+MIN_API_SQLITE=662
+MIN_API_PGSQL=664
+
+# Whatever the caller's environment says, make check runs everything: Check's selection
+# (CK_RUN_SUITE, CK_RUN_CASE, tags, CK_FORK), pytest's (PYTEST_ADDOPTS, plugins), the
+# suite's own variables and sanitizer options (each step sets what it needs).
+for v in $(env | sed -n -e 's/^\(CK_[A-Za-z0-9_]*\)=.*/\1/p' -e 's/^\(PYTEST_[A-Za-z0-9_]*\)=.*/\1/p' \
+                        -e 's/^\([AL]SAN_OPTIONS\)=.*/\1/p' -e 's/^\(UBSAN_OPTIONS\)=.*/\1/p'); do
+    unset "$v"
+done
+unset JOURNAL_BUILD_DIR JOURNAL_TEST_DB JOURNAL_TEST_PG_PORT JOURNAL_SANITIZE JR_UNIT_TAP
+
+step() { # [--needs STEP]... name command...
+    blocked=""
+    while [ "$1" = "--needs" ]; do
+        case "$failed" in *"|$2|"*) [ -n "$blocked" ] || blocked=$2 ;; esac
+        shift 2
+    done
     name=$1; shift
     echo "=== $name"
-    if "$@"; then summary="$summary\n  ok    $name"; else summary="$summary\n  FAIL  $name"; status=1; fi
+    t0=$(date +%s)
+    if [ -n "$blocked" ]; then
+        echo "not run: '$blocked' failed"
+        summary="$summary\n  SKIP  $name (needs '$blocked')"
+    elif "$@"; then
+        summary="$summary\n  ok    $name ($(($(date +%s) - t0)) s)"
+        return 0
+    else
+        summary="$summary\n  FAIL  $name ($(($(date +%s) - t0)) s)"
+    fi
+    status=1
+    failed="$failed$name|"
+    return 1
 }
 
 free_port() {
     $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-pytest_run() { # label, extra env...
-    label=$1; shift
-    env "$@" $PY -m pytest tests/api -q -p no:cacheprovider -o junit_suite_name="$label"
+at_least() { # what, count, floor
+    if [ "$2" -lt "$3" ]; then
+        echo "check: only $2 $1 ran, fewer than the floor of $3 (a narrowed run, or tests lost)" >&2
+        return 1
+    fi
+    echo "check: $2 $1 passed (floor $3)"
 }
+
+pytest_run() { # label, floor, extra env...
+    label=$1 floor=$2; shift 2
+    xml="$work/$label.xml"
+    rm -f "$xml"
+    # -o addopts=: an ini file's addopts cannot narrow the run either.
+    env "$@" $PY -m pytest tests/api -q -rs --strict-markers -p no:cacheprovider -o addopts= \
+        -o junit_suite_name="$label" --junitxml="$xml" || return 1
+    passed=$($PY -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+s = r if r.tag == "testsuite" else r.find("testsuite")
+print(int(s.get("tests")) - sum(int(s.get(k, 0)) for k in ("failures", "errors", "skipped")))' "$xml") ||
+        return 1
+    at_least "API tests ($label)" "$passed" "$floor"
+}
+
+unit_tests() { # build dir [env...]: builds the Check runner and runs it in the foreground
+    dir=$1; shift
+    out="$work/unit-$(basename "$dir").log"
+    make -C "$dir" check TESTS= --no-print-directory -s >/dev/null || return 1
+    env "$@" "$dir/tests/unit/unit_tests" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    [ $rc -eq 0 ] || return 1
+    ran=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: 0, Errors: 0$/\1/p' "$out" | tail -n 1)
+    at_least "unit tests" "${ran:-0}" "$MIN_UNIT"
+}
+
+instrumented() { # build dir: the module, the CLI and the unit tests call ASan and UBSan
+    dir=$1
+    make -C "$dir" check TESTS= --no-print-directory -s >/dev/null || return 1
+    for f in mod_journal.so journal-admin tests/unit/unit_tests; do
+        syms=$(nm -D --undefined-only "$dir/$f" 2>/dev/null) || { echo "check: cannot read $dir/$f" >&2; return 1; }
+        for want in __asan_report_ __ubsan_handle_; do
+            if ! echo "$syms" | grep -q "$want"; then
+                echo "check: $dir/$f is not built with the sanitizers (no $want* calls):" \
+                     "rebuild with sh scripts/build.sh $dir --enable-sanitizers" >&2
+                return 1
+            fi
+        done
+    done
+    echo "check: $dir is instrumented with ASan and UBSan"
+}
+
+pgdir="$work/pg"
+pgport=$(free_port)
+pg_start() {
+    mkdir -p "$pgdir" && chmod 755 "$work" "$pgdir" && sh scripts/pg-cluster.sh start "$pgdir/data" "$pgport"
+}
+cleanup() { sh "$top/scripts/pg-cluster.sh" stop "$pgdir/data" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# use_sigaltstack=0: GCC 12's libasan reports its own sigaltstack call at thread exit on this
+# glibc as a stack-buffer-underflow (in the sanitizer runtime, not in our code).
+UNIT_ASAN="detect_leaks=1:use_sigaltstack=0"
 
 step "layering" sh scripts/check-layering.sh
 step "directives documented" sh scripts/check-directives-doc.sh
 step "source files in docs/architecture.md" sh scripts/check-architecture.sh
 step "build" sh scripts/build.sh build
-unit_tests() { # build dir [env...]: builds the Check runner and runs it in the foreground
-    dir=$1; shift
-    make -C "$dir" check TESTS= --no-print-directory -s >/dev/null && env "$@" "$dir/tests/unit/unit_tests"
-}
-
-step "unit tests (Check)" unit_tests build
-
-step "integration (SQLite)" pytest_run sqlite JOURNAL_BUILD_DIR="$top/build" JOURNAL_TEST_DB=sqlite
-step "make run from a clone in a private directory" env JOURNAL_BUILD_DIR="$top/build" \
-    $PY -m pytest tests/run -q -rs -p no:cacheprovider
-
-pgdir=$(mktemp -d /tmp/journal-pg.XXXXXX)
-pgport=$(free_port)
-cleanup() { sh "$top/scripts/pg-cluster.sh" stop "$pgdir/data" 2>/dev/null; rm -rf "$pgdir"; }
-trap cleanup EXIT INT TERM
-chmod 755 "$pgdir"
-if sh scripts/pg-cluster.sh start "$pgdir/data" "$pgport"; then
-    step "integration (PostgreSQL)" pytest_run pgsql JOURNAL_BUILD_DIR="$top/build" \
-        JOURNAL_TEST_DB=pgsql JOURNAL_TEST_PG_PORT="$pgport"
-else
-    summary="$summary\n  FAIL  PostgreSQL cluster did not start"; status=1
-fi
-
+step --needs "build" "unit tests (Check)" unit_tests build
+step --needs "build" "integration (SQLite)" pytest_run sqlite "$MIN_API_SQLITE" \
+    JOURNAL_BUILD_DIR="$top/build" JOURNAL_TEST_DB=sqlite
+step --needs "build" "make run from a clone in a private directory" env JOURNAL_BUILD_DIR="$top/build" \
+    $PY -m pytest tests/run -q -rs --strict-markers -p no:cacheprovider -o addopts=
+step "PostgreSQL cluster" pg_start
+step --needs "build" --needs "PostgreSQL cluster" "integration (PostgreSQL)" pytest_run pgsql \
+    "$MIN_API_PGSQL" JOURNAL_BUILD_DIR="$top/build" JOURNAL_TEST_DB=pgsql JOURNAL_TEST_PG_PORT="$pgport"
 step "build (ASan+UBSan)" sh scripts/build.sh build-asan --enable-sanitizers
-# use_sigaltstack=0: GCC 12's libasan reports its own sigaltstack call at thread exit on this
-# glibc as a stack-buffer-underflow (in the sanitizer runtime, not in our code).
-step "unit tests (ASan+UBSan)" unit_tests build-asan ASAN_OPTIONS=use_sigaltstack=0
-step "fuzz corpora replay (ASan+UBSan)" sh scripts/fuzz.sh replay build-asan
-step "integration (SQLite, ASan+UBSan module)" pytest_run sanitized JOURNAL_BUILD_DIR="$top/build-asan" \
-    JOURNAL_TEST_DB=sqlite JOURNAL_SANITIZE=1
+step --needs "build (ASan+UBSan)" "instrumented (ASan+UBSan)" instrumented build-asan
+step --needs "instrumented (ASan+UBSan)" "unit tests (ASan+UBSan)" unit_tests build-asan \
+    ASAN_OPTIONS="$UNIT_ASAN"
+step --needs "instrumented (ASan+UBSan)" "fuzz corpora replay (ASan+UBSan)" sh scripts/fuzz.sh replay build-asan
+step --needs "instrumented (ASan+UBSan)" "integration (SQLite, ASan+UBSan)" pytest_run \
+    sqlite-sanitized "$MIN_API_SQLITE" JOURNAL_BUILD_DIR="$top/build-asan" JOURNAL_TEST_DB=sqlite \
+    JOURNAL_SANITIZE=1
+step --needs "instrumented (ASan+UBSan)" --needs "PostgreSQL cluster" \
+    "integration (PostgreSQL, ASan+UBSan)" pytest_run pgsql-sanitized "$MIN_API_PGSQL" \
+    JOURNAL_BUILD_DIR="$top/build-asan" JOURNAL_TEST_DB=pgsql JOURNAL_TEST_PG_PORT="$pgport" \
+    JOURNAL_SANITIZE=1
 
-printf "\n=== summary$summary\n"
+printf "\n=== summary (%d s)$summary\n" $(($(date +%s) - started))
 exit $status

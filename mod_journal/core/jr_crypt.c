@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include <apr_md5.h>
@@ -10,10 +11,19 @@
 
 static EVP_MD *sha256_md;
 
+/* httpd unloads the module at every restart and at stop, and this pointer goes with it: give
+ * the digest back first. atexit() in a shared object runs when the object is unloaded (or at
+ * exit), and before OpenSSL's own exit handler, which was registered earlier by the fetch. */
+static void crypt_release(void)
+{
+    EVP_MD_free(sha256_md);
+    sha256_md = NULL;
+}
+
 int jr_crypt_init(void)
 {
-    if (!sha256_md) {
-        sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    if (!sha256_md && (sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL) {
+        atexit(crypt_release);
     }
     return sha256_md ? 0 : -1;
 }

@@ -55,6 +55,7 @@ static const char *check_name(apr_pool_t *p, const char *raw, const char **name)
 {
     const unsigned char *c;
     json_t *probe;
+    unsigned cf;
     *name = jr_trim(p, base_name(raw));
     if (!**name || jr_utf8_len(*name) > JR_FILE_NAME_MAX) {
         return "name must be 1 to 255 characters (without any directory part)";
@@ -67,6 +68,9 @@ static const char *check_name(apr_pool_t *p, const char *raw, const char **name)
         if (*c < 0x20 || *c == 0x7f || (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)) {
             return "name must not contain control characters";
         }
+    }
+    if ((cf = jr_utf8_format_char(*name)) != 0) {
+        return jr_psprintf(p, "name must not contain invisible format characters (U+%04X)", cf);
     }
     return NULL;
 }

@@ -260,6 +260,10 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
         jr_db_exec(ctx->db, p, "reports_move_branch", NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, "ai_jobs_move_group", NULL,
+                   JR_ARGS(jr_i64(p, branch), jr_i64(p, id), jr_i64(p, id))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, "photo_jobs_move_group", NULL,
+                   JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
     }

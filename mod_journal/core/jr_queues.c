@@ -42,6 +42,17 @@ const jr_stmt_def_t jr_stmts_queues[] = {
               "UPDATE photo_jobs SET status = 'queued', attempts = 0, last_error = NULL,"
               " updated_at = %s WHERE status = 'failed' AND ",
               "branch_id", ""),
+    /* A group moving to another branch takes its records' jobs along (history included), or
+     * the old branch's keys would still count and requeue them. */
+    {"ai_jobs_move_group",
+     "UPDATE ai_jobs SET branch_id = " JR_INT " WHERE (entity_type = 'entry' AND entity_id IN"
+     " (SELECT id FROM entries WHERE group_id = " JR_INT ")) OR (entity_type = 'lesson_report'"
+     " AND entity_id IN (SELECT id FROM lesson_reports WHERE group_id = " JR_INT "))",
+     NULL},
+    {"photo_jobs_move_group",
+     "UPDATE photo_jobs SET branch_id = " JR_INT
+     " WHERE entry_id IN (SELECT id FROM entries WHERE group_id = " JR_INT ")",
+     NULL},
     JR_SCOPED("ai_status_counts", "SELECT status, COUNT(*) AS n FROM ai_jobs WHERE ",
               "branch_id", " GROUP BY status"),
     JR_SCOPED("photo_status_counts", "SELECT status, COUNT(*) AS n FROM photo_jobs WHERE ",

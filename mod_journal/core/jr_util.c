@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <apr_strings.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
 
 #include "jr_util.h"
 
@@ -234,6 +236,19 @@ char *jr_ascii_filename(apr_pool_t *p, const char *s)
         }
     }
     return out;
+}
+
+unsigned jr_utf8_format_char(const char *s)
+{
+    int32_t i = 0, len = (int32_t)strlen(s);
+    UChar32 c;
+    while (i < len) {
+        U8_NEXT((const uint8_t *)s, i, len, c);
+        if (c >= 0 && u_charType(c) == U_FORMAT_CHAR) {
+            return (unsigned)c;
+        }
+    }
+    return 0;
 }
 
 apr_table_t *jr_parse_query(apr_pool_t *p, const char *query, const char **err)

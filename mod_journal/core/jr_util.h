@@ -51,6 +51,11 @@ char *jr_url_encode(apr_pool_t *p, const char *s);
  * control and non-ASCII characters become '_'. */
 char *jr_ascii_filename(apr_pool_t *p, const char *s);
 
+/* The first code point of general category Cf (format: U+200B, U+202E, U+2066, U+FEFF, ...)
+ * in a UTF-8 string, or 0 when there is none. Such characters are invisible, and the
+ * bidirectional ones reorder what follows them: "x\u202Efdp.exe" displays as "xexe.pdf". */
+unsigned jr_utf8_format_char(const char *s);
+
 /* Parses a duration such as "3600", "90s", "30m", "12h", "7d" into seconds. 0 on success. */
 int jr_parse_duration(const char *s, long long *seconds);
 

@@ -23,6 +23,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -52,8 +53,16 @@ HTTP_TIMEOUT = 30.0
 # Lines of the error log that indicate a problem.
 PROBLEM_RE = re.compile(
     r":(?:error|crit|alert|emerg)\]"
-    r"|AddressSanitizer|LeakSanitizer|runtime error:|exit signal|Segmentation"
+    r"|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:"
+    r"|exit signal|Segmentation|AH00060"
 )
+# A crash or a sanitizer report: a problem that no test may declare expected.
+SANITIZER_RE = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer"
+                          r"|runtime error:")
+CRASH_RE = re.compile(SANITIZER_RE.pattern + r"|exit signal|Segmentation|AH00060|dumped core")
+LSAN_HTTPD_SUPP = REPO / "tests" / "sanitizers" / "lsan-httpd.supp"
+
+HEALTH_DATABASE = {"sqlite": "sqlite3", "pgsql": "pgsql"}  # /api/health "database" per kind
 
 TOKEN_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -111,13 +120,34 @@ def _libasan():
 
 
 def apache_env():
-    """Environment for every apache2 invocation (start, stop, -t)."""
+    """Environment for every apache2 invocation (start, stop, -t). Under the sanitizers leak
+    detection is on; httpd's own leaks at exit are suppressed by name (see the file). httpd and
+    APR have no frame pointers: the slow unwinder finds the frames those names are matched
+    against, and 12 frames of context keep its cost near that of the fast one."""
     env = dict(os.environ)
     if SANITIZE:
         env["LD_PRELOAD"] = _libasan()
-        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+        env["ASAN_OPTIONS"] = ("detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0:"
+                               "malloc_context_size=12")
+        env["LSAN_OPTIONS"] = f"suppressions={LSAN_HTTPD_SUPP}:print_suppressions=0"
         env["UBSAN_OPTIONS"] = "print_stacktrace=1"
     return env
+
+
+def cli_env():
+    """Environment for journal-admin: under the sanitizers, leak detection without any
+    suppression (the CLI is our code)."""
+    env = dict(os.environ)
+    if SANITIZE:
+        env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+        env.pop("LSAN_OPTIONS", None)
+        env["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    return env
+
+
+def sanitizer_lines(text):
+    """Lines of a sanitizer report in a process's output."""
+    return [l for l in text.splitlines() if SANITIZER_RE.search(l)]
 
 
 def _become_subreaper():
@@ -172,6 +202,7 @@ class Server:
         self._admin_created = False
         self._admin_token = None
         self._log_offset = 0
+        self.control_problems = []  # sanitizer lines of apache2 -k start/stop and -t runs
         self.http = None
         self._prepare()
 
@@ -261,11 +292,14 @@ class Server:
 
     def admin_cli(self, *args, password=None, check=False):
         """Runs journal-admin on this server's database."""
-        env = dict(os.environ)
+        env = cli_env()
         if password is not None:
             env["JOURNAL_PASSWORD"] = password
         cmd = [str(ADMIN_CLI), "--driver", self.dbd_driver, "--params", self.dbd_params, *args]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        bad = sanitizer_lines(proc.stderr)
+        if bad:
+            raise RuntimeError(f"{' '.join(cmd)}: sanitizer report:\n{proc.stderr}")
         if check and proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
                                f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
@@ -275,11 +309,21 @@ class Server:
 
     def config_test(self):
         """`apache2 -t` on the rendered configuration."""
-        return subprocess.run([APACHE, "-t", "-d", str(self.root), "-f", str(self.conf_file)],
+        proc = subprocess.run([APACHE, "-t", "-d", str(self.root), "-f", str(self.conf_file)],
                               capture_output=True, text=True, env=apache_env(), timeout=60)
+        self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
+        return proc
 
     # ---- lifecycle ------------------------------------------------------------------------
-    def start(self):
+    def use_existing_admin(self, username, password):
+        """The database already has this admin (a test built it): start() creates none."""
+        self.admin_username, self.admin_password = username, password
+        self._admin_created = True
+        self._admin_token = None
+
+    def start(self, health=200):
+        """Starts httpd and waits until /api/health answers `health` (200: ready; None: any
+        status, for a server that is not expected to be ready)."""
         if self.started:
             return
         if not self._admin_created:
@@ -296,7 +340,9 @@ class Server:
             if "could not bind" in proc.stderr or "Address already in use" in proc.stderr:
                 self._render(free_port())
                 continue
+            self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
             if proc.returncode != 0:
+                self._adopt_stray_daemon()
                 raise RuntimeError(f"apache2 -k start exited {proc.returncode}:\n{proc.stdout}"
                                    f"{proc.stderr}\n--- error.log ---\n{self.read_error_log()}")
             break
@@ -309,16 +355,34 @@ class Server:
         while True:
             try:
                 r = self.http.get(self.base_url + "/api/health", timeout=2)
-                if r.status_code == 200 and self._read_pid():
+                if health in (r.status_code, None) and self._read_pid():
                     break
                 last = f"HTTP {r.status_code}: {r.text[:500]}"
             except requests.RequestException as e:
                 last = repr(e)
             if time.monotonic() > deadline:
-                raise RuntimeError(f"httpd on port {self.port} not healthy after {START_TIMEOUT}s "
+                raise RuntimeError(f"httpd on port {self.port}: no health {health} after "
+                                   f"{START_TIMEOUT}s "
                                    f"(last: {last})\n--- error.log ---\n{self.read_error_log()}")
             time.sleep(0.05)
         self.pid = self._read_pid()
+        # The server must run on the database the suite was asked for: a PostgreSQL run that
+        # quietly ran on SQLite would prove nothing about PostgreSQL.
+        database = r.json().get("database")
+        if (database is not None or health == 200) and database != HEALTH_DATABASE[self.db_kind]:
+            raise RuntimeError(f"/api/health says database {database!r}, the suite runs on "
+                               f"{HEALTH_DATABASE[self.db_kind]!r}: {r.text[:300]}")
+
+    def _adopt_stray_daemon(self):
+        """After a failed `apache2 -k start` the daemon may run all the same (a sanitizer
+        report makes the process that detaches exit non-zero): stop() must then end it."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pid = self._read_pid()
+            if pid and _pid_alive(pid):
+                self.started = True
+                return
+            time.sleep(0.1)
 
     def _read_pid(self):
         try:
@@ -336,6 +400,7 @@ class Server:
         proc = subprocess.run([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
                                "-k", "stop"], capture_output=True, text=True,
                               env=apache_env(), timeout=60)
+        self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
         if pid is None:
             self.started = False
             raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k stop said: "
@@ -391,10 +456,16 @@ class Server:
         self._log_offset += end
         lines = chunk[:end].decode("utf-8", "replace").splitlines()
         allowed = [re.compile(p) for p in self.allowed_log_patterns]
-        problems = [l for l in lines
-                    if PROBLEM_RE.search(l) and not any(p.search(l) for p in allowed)]
+        problems = [l for l in lines if PROBLEM_RE.search(l)
+                    and (CRASH_RE.search(l) or not any(p.search(l) for p in allowed))]
+        problems += [f"(apache2 control process) {l}" for l in self.control_problems]
+        self.control_problems = []
         self.had_problems = self.had_problems or bool(problems)
         return problems
+
+    def crash_lines(self):
+        """Every line of the whole error log that tells of a crash or a sanitizer report."""
+        return [l for l in self.read_error_log().splitlines() if CRASH_RE.search(l)]
 
     # ---- HTTP client ----------------------------------------------------------------------
     def api(self, method, path, token=None, json=None, headers=None, data=None, ip=None,
@@ -455,6 +526,61 @@ class Server:
         r = self.api("POST", "/api/groups", token=self.admin_token, json=body)
         assert r.status_code == 201, f"create group: {r.status_code} {r.text}"
         return r.json()
+
+
+# ---- direct database access: states the API cannot create, checks it cannot show -------------
+def _chown_sqlite(srv):
+    if IS_ROOT and srv.db_kind == "sqlite":  # the server (www-data) keeps writing its files
+        uid = pwd.getpwnam("www-data").pw_uid
+        gid = grp.getgrnam("www-data").gr_gid
+        for p in srv.data_dir.glob("journal.db*"):
+            os.chown(p, uid, gid)
+
+
+def sql_exec(srv, *statements):
+    """Runs statements in one transaction on the server's database (SQLite file or
+    PostgreSQL database)."""
+    if srv.db_kind == "sqlite":
+        con = sqlite3.connect(str(srv.db_path), timeout=30)
+        try:
+            with con:
+                for st in statements:
+                    con.execute(st)
+        finally:
+            con.close()
+        _chown_sqlite(srv)
+    else:
+        psql("; ".join(statements), dbname=srv.pg_dbname)
+
+
+def sql_script(srv, script):
+    """Runs a script of several statements (a migration file, say) in one transaction."""
+    if srv.db_kind == "sqlite":
+        con = sqlite3.connect(str(srv.db_path), timeout=30)
+        try:
+            con.executescript("BEGIN;\n" + script + "\nCOMMIT;")
+        finally:
+            con.close()
+        _chown_sqlite(srv)
+    else:
+        psql("BEGIN;\n" + script + "\nCOMMIT;", dbname=srv.pg_dbname)
+
+
+def sql_scalar(srv, query):
+    """The first value of a query, as text (None for SQL NULL or no row)."""
+    if srv.db_kind == "sqlite":
+        con = sqlite3.connect(str(srv.db_path), timeout=30)
+        try:
+            row = con.execute(query).fetchone()
+        finally:
+            con.close()
+        return None if row is None or row[0] is None else str(row[0])
+    out = psql(query, dbname=srv.pg_dbname).stdout.strip()
+    return out if out else None
+
+
+def sql_int(srv, query):
+    return int(sql_scalar(srv, query))
 
 
 # ---- assertions -----------------------------------------------------------------------------

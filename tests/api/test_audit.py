@@ -62,6 +62,19 @@ def test_envelope_defaults(server):
     assert body["limit"] == 50 and body["offset"] == 0
     assert body["total"] >= 1 and 1 <= len(body["items"]) <= 50
     assert len(body["items"]) == min(body["total"], 50)
+    # ... checked where more than 50 rows match: one group's own 56 (a create, 55 renames)
+    group = server.create_group(server.create_branch()["id"])
+    for i in range(55):
+        assert_json(server.api("PUT", f"/api/groups/{group['id']}", token=server.admin_token,
+                               json={"name": f"{group['name']}-{i}"}), 200)
+    mine = {"entity_type": "group", "entity_id": str(group["id"])}
+    body = audit(server, **mine)
+    assert (body["total"], body["limit"], body["offset"], len(body["items"])) == (56, 50, 0, 50)
+    assert [a["action"] for a in body["items"]] == ["update"] * 50
+    rest = audit(server, offset=50, **mine)
+    assert (rest["total"], len(rest["items"])) == (56, 6)
+    assert [a["action"] for a in rest["items"]] == ["update"] * 5 + ["create"]
+    assert body["items"][-1]["id"] > rest["items"][0]["id"]
 
 
 # ---- rows -----------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 
 import ipaddress
 import itertools
+import time
 import urllib.parse
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from harness import assert_error, assert_json, assert_ok, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_int, uniq
 
 _ips = itertools.count(100)
 _ip6 = itertools.count(1)
@@ -290,3 +291,127 @@ def test_ipv6_ban_applies_to_every_spelling_of_the_address(server):
         if ban_of(server, net64(canonical)) is not None:
             unban(server, canonical)
     assert server.login(server.admin_username, server.admin_password, ip=spelled)
+
+
+# ---- a ban ends when it expires -------------------------------------------------------------
+def test_ban_ends_when_it_expires(fresh_server):
+    srv = fresh_server()
+    ip, other = new_ip(), new_ip()
+    good = create_key(srv)
+    for addr in (ip, other):
+        assert_error(login(srv, "someone", "x", addr, website="robot"), 403)
+    assert_error(me(srv, good, ip), 403)
+    # A ban lasts a minute at least: move this one's end to a moment ago instead of waiting.
+    past = (datetime.now(timezone.utc) - timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    sql_exec(srv, f"UPDATE ip_bans SET expires_at = '{past}' WHERE ip = '{ip}'")
+
+    assert_json(me(srv, good, ip), 200)
+    assert srv.login(srv.admin_username, srv.admin_password, ip=ip)
+    assert ban_of(srv, ip) is None  # no longer listed
+    assert_error(me(srv, good, other), 403)  # the other ban still holds
+    assert ban_of(srv, other)["reason"] == "honeypot"
+    # The expired row goes when the next ban is written.
+    assert sql_int(srv, f"SELECT COUNT(*) FROM ip_bans WHERE ip = '{ip}'") == 1
+    assert_error(login(srv, "someone", "x", new_ip(), website="robot"), 403)
+    assert sql_int(srv, f"SELECT COUNT(*) FROM ip_bans WHERE ip = '{ip}'") == 0
+    assert sql_int(srv, f"SELECT COUNT(*) FROM ip_bans WHERE ip = '{other}'") == 1
+
+
+# ---- the ban directives change behaviour ----------------------------------------------------
+WINDOW = 10  # seconds: the smallest JournalLoginBanWindow and JournalKeyBanWindow
+
+
+def test_ban_directives(fresh_server):
+    srv = fresh_server("\n".join([
+        "JournalLoginBanThreshold 3", "JournalLoginBanWindow 10s", "JournalLoginBanDuration 2h",
+        "JournalKeyBanThreshold 3", "JournalKeyBanWindow 10s", "JournalKeyBanDuration 3h",
+        "JournalHoneypotBanDuration 5h"]))
+    user = srv.create_user()
+    good = create_key(srv)
+    bad = good[:-3] + ("AAA" if good[-3:] != "AAA" else "BBB")
+    slow_login, slow_key = new_ip(), new_ip()
+
+    def fail_login(ip):
+        assert_error(login(srv, user["username"], "wrong-" + uniq("pw"), ip), 401)
+
+    # Two failures of each kind now, the third after the window has passed: never three
+    # within the window, so no ban.
+    for _ in range(2):
+        fail_login(slow_login)
+        assert_error(me(srv, bad, slow_key), 401)
+    started = time.monotonic()
+
+    # Meanwhile: the thresholds (3, not 10 and 20) and the durations.
+    ip = new_ip()
+    for _ in range(3):
+        fail_login(ip)
+    assert_error(login(srv, user["username"], user["_password"], ip), 403)
+    ban = ban_of(srv, ip)
+    assert ban["reason"] == "login-bruteforce"
+    check_duration(ban, 2 * 3600)
+    ip = new_ip()
+    for _ in range(3):
+        assert me(srv, bad, ip).status_code == 401
+    assert_error(me(srv, good, ip), 403)
+    ban = ban_of(srv, ip)
+    assert ban["reason"] == "apikey-bruteforce"
+    check_duration(ban, 3 * 3600)
+    ip = new_ip()
+    assert_error(login(srv, user["username"], user["_password"], ip, website="robot"), 403)
+    check_duration(ban_of(srv, ip), 5 * 3600)
+
+    # The windows: counted failures older than the window (plus one step of 1/30) are gone.
+    time.sleep(max(0.0, WINDOW + WINDOW / 30 + 1.0 - (time.monotonic() - started)))
+    fail_login(slow_login)
+    assert_error(me(srv, bad, slow_key), 401)
+    assert ban_of(srv, slow_login) is None and ban_of(srv, slow_key) is None
+    assert srv.login(user["username"], user["_password"], ip=slow_login)
+    assert_json(me(srv, good, slow_key), 200)
+    # ... and within the window, three do ban.
+    for _ in range(2):
+        fail_login(slow_login)
+        assert me(srv, bad, slow_key).status_code in (401, 403)
+    assert ban_of(srv, slow_login)["reason"] == "login-bruteforce"
+    assert ban_of(srv, slow_key)["reason"] == "apikey-bruteforce"
+
+
+# ---- the client address behind several proxies ------------------------------------------------
+def test_client_ip_through_a_chain_of_trusted_proxies(fresh_server):
+    """X-Forwarded-For "client, proxy": mod_remoteip walks it from the right over every trusted
+    hop (loopback, then the proxies configured here); the first untrusted address is the
+    client, which bans and the audit log then name."""
+    internal, trusted, stranger = "192.0.2.10", "198.51.100.20", "192.0.2.99"
+    srv = fresh_server(f"RemoteIPInternalProxy {internal}\nRemoteIPTrustedProxy {trusted}")
+    good = create_key(srv)
+    cases = [  # X-Forwarded-For, the client the server must see
+        (f"{{c}}, {internal}", True),
+        (f"{{c}}, {trusted}", True),
+        (f"{{c}}, {trusted}, {internal}", True),
+        (f"{{c}}, {stranger}", False),  # an untrusted hop is itself the client
+    ]
+    for chain, reaches_client in cases:
+        client = new_ip()
+        header = chain.format(c=client)
+        r = srv.api("POST", "/api/auth/login", headers={"X-Forwarded-For": header},
+                    json={"username": "someone", "password": "x", "website": "robot"})
+        assert_error(r, 403)
+        banned = client if reaches_client else stranger
+        assert ban_of(srv, banned) is not None, (header, bans(srv))
+        for hop in (internal, trusted):
+            assert ban_of(srv, hop) is None, header
+        if reaches_client:
+            assert_error(me(srv, good, client), 403)  # the address itself, without proxies
+        else:
+            assert ban_of(srv, client) is None
+            assert_json(me(srv, good, client), 200)
+        row = assert_json(srv.api("GET", "/api/audit", token=srv.admin_token,
+                                  params={"entity_type": "ip", "entity_id": banned}), 200)
+        assert [a["client_ip"] for a in row["items"]] == [banned], row
+        unban(srv, banned)
+    # Without the extra trust (the shared configuration), the proxy is the client.
+    plain = fresh_server()
+    client = new_ip()
+    r = plain.api("POST", "/api/auth/login", headers={"X-Forwarded-For": f"{client}, {internal}"},
+                  json={"username": "someone", "password": "x", "website": "robot"})
+    assert_error(r, 403)
+    assert ban_of(plain, internal) is not None and ban_of(plain, client) is None

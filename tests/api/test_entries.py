@@ -231,6 +231,12 @@ def test_list_paging(server, world):
     # default limit 50
     r = server.api("GET", "/api/entries", token=server.admin_token)
     assert len(assert_json(r, 200)) == min(50, int(r.headers["X-Total-Count"]))
+    # ... checked where more than 50 exist: this group's own 55
+    made += [create_entry(server, g["id"])["id"] for _ in range(50)]
+    items, total = list_entries(server, group_id=g["id"])
+    assert total == 55 and ids(items) == list(reversed(made))[:50]
+    items, total = list_entries(server, group_id=g["id"], offset=50)
+    assert total == 55 and ids(items) == list(reversed(made))[50:]
 
 
 @pytest.mark.parametrize("params,name", [

@@ -370,6 +370,56 @@ def test_longest_name_is_accepted(server, world):
     assert rec["name"] == name
 
 
+# ---- Unicode format characters (general category Cf) ------------------------------------------
+# Invisible, and the bidirectional ones reorder the rest of the name on display:
+# "invoice\u202efdp.exe" shows as "invoiceexe.pdf".
+FORMAT_CHARS = ["\u202e", "\u200b", "\u2066", "\ufeff", "\u00ad", "\u061c", "\U000e0041"]
+
+
+def pct(name):
+    return "".join(f"%{b:02X}" for b in name.encode())
+
+
+def multipart_named(disposition_name):
+    """A multipart body whose file part carries the given (already encoded) filename param."""
+    data = pdf_bytes()
+    return (b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; " + disposition_name
+            + b"\r\nContent-Type: application/pdf\r\n\r\n" + data + b"\r\n--XyZ--\r\n")
+
+
+def uploads_named(server, eid, name):
+    """The same PDF uploaded under `name` in each way a client can name a file."""
+    mp = "multipart/form-data; boundary=XyZ"
+    return {
+        "X-File-Name": upload_raw(server, eid, pdf_bytes(), name=pct(name)),
+        "?name=": upload_raw(server, eid, pdf_bytes(), name=None, params={"name": name}),
+        "filename": post_body(server, files_path(eid), multipart_named(
+            b'filename="' + name.encode() + b'"'), mp),
+        "filename*": post_body(server, files_path(eid), multipart_named(
+            b"filename*=UTF-8''" + pct(name).encode()), mp),
+    }
+
+
+@pytest.mark.parametrize("ch", FORMAT_CHARS, ids=lambda c: f"U+{ord(c):04X}")
+def test_format_characters_in_names_are_400(server, world, ch):
+    eid = world["entry"]["id"]
+    before = stored(server)
+    for how, r in uploads_named(server, eid, f"invoice{ch}fdp.exe").items():
+        body = assert_error(r, 400, "name", f"U+{ord(ch):04X}")
+        assert "format" in body["error"], (how, body)
+    assert list_files(server, eid) == []
+    assert stored(server) == before
+
+
+def test_non_ascii_names_without_format_characters_are_accepted(server, world):
+    eid = world["entry"]["id"]
+    # accents, CJK, Cyrillic, Hebrew and Arabic letters, an emoji, a no-break space, a dash
+    name = "R\u00e9sum\u00e9 \u65e5\u672c \u0436 \u05e9 \u0639 \U0001f600\u00a0\u2013 v2.pdf"
+    for how, r in uploads_named(server, eid, name).items():
+        assert assert_json(r, 201)["name"] == name, how
+    assert [f["name"] for f in list_files(server, eid)] == [name] * 4
+
+
 def test_multipart_without_file_field_is_400(server, world):
     eid = world["entry"]["id"]
     before = stored(server)
@@ -404,6 +454,26 @@ def test_malformed_multipart_is_400(server, world, body, ctype):
     assert list_files(server, eid) == []
     assert stored(server) == before
     assert wait_tmp_empty(server) == []
+
+
+def test_upload_types_directive(fresh_server):
+    """JournalUploadTypes replaces the default list; several lines add up; case is ignored."""
+    srv = fresh_server("JournalUploadTypes text/plain\nJournalUploadTypes IMAGE/png text/x-shellscript")
+    eid = create_entry(srv, srv.create_group(srv.create_branch()["id"])["id"])["id"]
+    for data, sniffed in ((pdf_bytes(), "application/pdf"), (HTML, "text/html")):
+        body = assert_error(upload_raw(srv, eid, data, name="x.pdf"), 415, sniffed)
+        for allowed in ("text/plain", "image/png", "text/x-shellscript"):
+            assert allowed in body["error"].lower(), body
+        assert "application/pdf" not in body["error"].split("allowed")[1], body
+    made = [assert_json(upload_raw(srv, eid, data, name=name, ctype=None), 201)
+            for data, name in ((text_bytes(), "a.txt"), (png_bytes(), "b.png"), (SHELL, "c.sh"))]
+    assert [f["content_type"] for f in made] == ["text/plain", "image/png", "text/x-shellscript"]
+    assert list_files(srv, eid) == made
+    # Photos keep their own fixed types, whatever this list says.
+    assert_json(srv.api("POST", f"/api/entries/{eid}/photo", token=srv.admin_token,
+                        data=png_bytes()), 201)
+    assert_error(srv.api("POST", f"/api/entries/{eid}/photo", token=srv.admin_token,
+                         data=text_bytes()), 415)
 
 
 def test_upload_over_the_cap_is_413(fresh_server):

@@ -2,16 +2,11 @@
 version (the topic is not versioned), newest first; restore of a version, revert of the AI's
 rewrite, and the audit records of all of them."""
 
-import grp
-import os
-import pwd
 import re
-import sqlite3
 
 import pytest
 
-import harness
-from harness import assert_error, assert_json, assert_ok, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_scalar, uniq
 
 VERSION_KEYS = {"id", "report_id", "text", "source", "created_at", "created_by"}
 ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
@@ -19,36 +14,6 @@ NO_SUCH_ID = 9_000_000_000_000
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def sql_exec(srv, statement):
-    """Runs one statement on the server's database (SQLite file or PostgreSQL database)."""
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            with con:
-                con.execute(statement)
-        finally:
-            con.close()
-        if harness.IS_ROOT:  # the server (www-data) keeps writing its files
-            uid = pwd.getpwnam("www-data").pw_uid
-            gid = grp.getgrnam("www-data").gr_gid
-            for p in srv.data_dir.glob("journal.db*"):
-                os.chown(p, uid, gid)
-    else:
-        harness.psql(statement, dbname=srv.pg_dbname)
-
-
-def sql_scalar(srv, query):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            row = con.execute(query).fetchone()
-        finally:
-            con.close()
-        return None if row is None or row[0] is None else str(row[0])
-    out = harness.psql(query, dbname=srv.pg_dbname).stdout.strip()
-    return out if out else None
-
-
 def adm(server, method, path, body=None, token=None):
     return server.api(method, path, token=token or server.admin_token, json=body)
 

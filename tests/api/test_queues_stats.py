@@ -3,16 +3,11 @@ checks and photo jobs (limited to a key's branches), the queue status counts, GE
 /api/v1/stats and GET /api/dashboard."""
 
 import datetime as dt
-import grp
-import os
-import pwd
-import sqlite3
 import zoneinfo
 
 import pytest
 
-import harness
-from harness import assert_error, assert_json, assert_ok, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_int, uniq
 
 AI_STATES = ("pending", "processing", "done", "failed")
 PHOTO_STATES = ("queued", "processing", "done", "failed", "rejected")
@@ -22,44 +17,6 @@ ISO_NOW = "2026-01-01T00:00:00Z"
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _chown_sqlite(srv):
-    if harness.IS_ROOT:  # the server (www-data) keeps writing its files
-        uid = pwd.getpwnam("www-data").pw_uid
-        gid = grp.getgrnam("www-data").gr_gid
-        for p in srv.data_dir.glob("journal.db*"):
-            os.chown(p, uid, gid)
-
-
-def sql_exec(srv, *statements):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            with con:
-                for st in statements:
-                    con.execute(st)
-        finally:
-            con.close()
-        _chown_sqlite(srv)
-    else:
-        harness.psql("; ".join(statements), dbname=srv.pg_dbname)
-
-
-def sql_scalar(srv, query):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            row = con.execute(query).fetchone()
-        finally:
-            con.close()
-        return None if row is None or row[0] is None else str(row[0])
-    out = harness.psql(query, dbname=srv.pg_dbname).stdout.strip()
-    return out if out else None
-
-
-def sql_int(srv, query):
-    return int(sql_scalar(srv, query))
-
-
 def generation(srv, name):
     return sql_int(srv, f"SELECT generation FROM worker_signals WHERE name = '{name}'")
 
@@ -263,6 +220,55 @@ def test_requeue_failed_photo_jobs(queue_world):
     assert requeue_count(adm(srv, "POST", "/api/photo-jobs/requeue-failed")) == 3
     assert requeue_count(adm(srv, "POST", "/api/photo-jobs/requeue-failed")) == 0
     assert photo_status_count(srv, "done") == 1 and photo_status_count(srv, "rejected") == 1
+
+
+def test_jobs_follow_a_group_to_another_branch(queue_world):
+    """Moving a group moves its records' jobs in the same transaction: the old branch's keys
+    neither count nor requeue them, the new branch's keys do."""
+    w = queue_world
+    srv, a, b, ga = w["srv"], w["a"], w["b"], w["ga"]
+    stay = srv.create_group(a)  # A keeps this group and its jobs
+    e_stay = create_entry(srv, stay["id"])["id"]
+    for e in w["ea"]:
+        add_ai_job(srv, "entry", e, a, "failed")
+        add_photo_job(srv, e, a, "failed")
+    add_ai_job(srv, "entry", w["ea"][0], a, "done")
+    add_ai_job(srv, "lesson_report", w["ra"], a, "failed")
+    add_photo_job(srv, w["ea"][1], a, "queued")
+    add_ai_job(srv, "entry", e_stay, a, "failed")
+    add_photo_job(srv, e_stay, a, "failed")
+    key_a = create_key(srv, branch_ids=[a])
+    key_b = create_key(srv, branch_ids=[b])
+
+    def jobs(key):
+        body = assert_json(v1(srv, key, "GET", "/api/v1/stats"), 200)
+        return ({k: v for k, v in body["ai_jobs"].items() if v},
+                {k: v for k, v in body["photo_jobs"].items() if v})
+
+    assert jobs(key_a) == ({"failed": 4, "done": 1}, {"failed": 3, "queued": 1})
+    assert jobs(key_b) == ({}, {})
+
+    moved = assert_json(adm(srv, "PUT", f"/api/groups/{ga['id']}", {"branch_id": b}), 200)
+    assert moved["branch_id"] == b
+    assert jobs(key_a) == ({"failed": 1}, {"failed": 1})
+    assert jobs(key_b) == ({"failed": 3, "done": 1}, {"failed": 2, "queued": 1})
+    assert ai_status_count(srv, "failed", a) == 1 and ai_status_count(srv, "failed", b) == 3
+    assert photo_status_count(srv, "failed", a) == 1 and photo_status_count(srv, "failed", b) == 2
+
+    # The old branch's key requeues only what stayed: not the moved entries' or report's jobs.
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/ai/requeue-failed")) == 1
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/photo-jobs/requeue-failed")) == 1
+    assert entry_ai_status(srv, e_stay) == "pending"
+    for e in w["ea"]:
+        assert entry_ai_status(srv, e) is None
+    assert report_ai_status(srv, w["ra"]) is None
+    assert ai_status_count(srv, "failed", b) == 3 and photo_status_count(srv, "failed", b) == 2
+    # The new branch's key does.
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/ai/requeue-failed")) == 3
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/photo-jobs/requeue-failed")) == 2
+    assert [entry_ai_status(srv, e) for e in w["ea"]] == ["pending", "pending"]
+    assert report_ai_status(srv, w["ra"]) == "pending"
+    assert sql_int(srv, "SELECT COUNT(*) FROM ai_jobs WHERE status = 'failed'") == 0
 
 
 # ---- counts: status, stats, dashboard -----------------------------------------------------------

@@ -155,6 +155,16 @@ def test_list_limit_default_and_max(server):
     r = server.api("GET", "/api/students", token=server.admin_token)
     items = assert_json(r, 200)
     assert len(items) == min(int(r.headers["X-Total-Count"]), 50)
+    # ... checked where more than 50 exist: this group's own 53
+    made = {create_student(server, group["id"])["id"] for _ in range(50)}
+    items, total = list_students(server, group_id=group["id"])
+    assert total == 53 and len(items) == 50
+    rest, total = list_students(server, group_id=group["id"], offset=50)
+    assert total == 53 and len(rest) == 3
+    seen = {s["id"] for s in items} | {s["id"] for s in rest}
+    assert len(seen) == 53 and made <= seen
+    items, total = list_students(server, group_id=group["id"], limit=1000)
+    assert total == 53 and len(items) == 53
 
 
 # ---- get / put / delete ---------------------------------------------------------------------

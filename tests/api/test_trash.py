@@ -1,11 +1,8 @@
 """The trash: GET /api/trash, POST /api/trash/:type/:id/restore, DELETE /api/trash/:type/:id
 (admins only), and the automatic purge of what outlived trash_retention_days (housekeeping)."""
 
-import grp
 import hashlib
 import os
-import pwd
-import sqlite3
 import struct
 import time
 import uuid
@@ -15,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import harness
-from harness import assert_error, assert_json, assert_ok, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_scalar, uniq
 
 NO_SUCH_ID = 9_000_000_000_000
 TRASH_KEYS = {"type", "id", "name", "deleted_at", "deleted_by", "purge_at"}
@@ -134,36 +131,6 @@ def stored_digests(srv):
 
 def on_disk(srv, data):
     return stored_digests(srv).count(sha(data))
-
-
-def sql_scalar(srv, query):
-    """One value of a query on the server's database (as text, None for NULL)."""
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            row = con.execute(query).fetchone()
-        finally:
-            con.close()
-        return None if row is None or row[0] is None else str(row[0])
-    out = harness.psql(query, dbname=srv.pg_dbname).stdout.strip()
-    return out if out else None
-
-
-def sql_exec(srv, statement):
-    if srv.db_kind == "sqlite":
-        con = sqlite3.connect(str(srv.db_path), timeout=30)
-        try:
-            with con:
-                con.execute(statement)
-        finally:
-            con.close()
-        if harness.IS_ROOT:  # the server (www-data) must keep writing its files
-            uid = pwd.getpwnam("www-data").pw_uid
-            gid = grp.getgrnam("www-data").gr_gid
-            for p in srv.data_dir.glob("journal.db*"):
-                os.chown(p, uid, gid)
-    else:
-        harness.psql(statement, dbname=srv.pg_dbname)
 
 
 def count_rows(srv, table, where):

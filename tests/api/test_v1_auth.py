@@ -154,10 +154,12 @@ def test_key_in_query_string_is_401(server, param):
 # ---- expiry ---------------------------------------------------------------------------------
 def test_expired_key_is_401(server):
     ip = new_ip()
-    exp = (datetime.now(timezone.utc) + timedelta(seconds=2)).replace(microsecond=0)
+    # 6 s to create the key and use it once: room for a busy machine and a sanitizer build.
+    exp = (datetime.now(timezone.utc) + timedelta(seconds=7)).replace(microsecond=0)
     k = create_key(server, expires_at=exp.strftime("%Y-%m-%dT%H:%M:%SZ"))
     assert k["expires_at"] == exp.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert assert_json(v1(server, "/api/v1/me", key=k["key"], ip=ip), 200)["key"]["id"] == k["id"]
+    assert datetime.now(timezone.utc) < exp, "too slow to see the key before its expiry"
     wait = (exp - datetime.now(timezone.utc)).total_seconds() + 1.0
     time.sleep(max(wait, 0))
     single_json_error(v1(server, "/api/v1/me", key=k["key"], ip=ip), 401)

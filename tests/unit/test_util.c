@@ -392,6 +392,32 @@ START_TEST(parse_size_rejects)
 }
 END_TEST
 
+/* ---- Unicode format characters (Cf) --------------------------------------------------- */
+
+START_TEST(format_char_found_anywhere)
+{
+    ck_assert_uint_eq(jr_utf8_format_char("invoice\xE2\x80\xAE" "fdp.exe"), 0x202E); /* RLO */
+    ck_assert_uint_eq(jr_utf8_format_char("\xE2\x80\x8B"), 0x200B);  /* zero width space */
+    ck_assert_uint_eq(jr_utf8_format_char("a\xE2\x81\xA6" "b"), 0x2066); /* left-to-right isolate */
+    ck_assert_uint_eq(jr_utf8_format_char("\xEF\xBB\xBFname.pdf"), 0xFEFF); /* BOM */
+    ck_assert_uint_eq(jr_utf8_format_char("soft\xC2\xADhyphen"), 0x00AD);
+    ck_assert_uint_eq(jr_utf8_format_char("x.pdf\xF3\xA0\x80\x81"), 0xE0001); /* tag */
+    ck_assert_uint_eq(jr_utf8_format_char("a\xE2\x80\x8D" "b\xE2\x80\xAE"), 0x200D); /* first */
+}
+END_TEST
+
+START_TEST(format_char_absent_in_ordinary_text)
+{
+    ck_assert_uint_eq(jr_utf8_format_char(""), 0);
+    ck_assert_uint_eq(jr_utf8_format_char("report.pdf"), 0);
+    /* accents, CJK, Cyrillic, Hebrew, an emoji, a no-break space (Zs), an en dash */
+    ck_assert_uint_eq(jr_utf8_format_char("R\xC3\xA9sum\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC "
+                                           "\xD0\xB6 \xD7\xA9 \xF0\x9F\x98\x80\xC2\xA0"
+                                           "\xE2\x80\x93.pdf"),
+                      0);
+}
+END_TEST
+
 Suite *suite_util(void)
 {
     Suite *s = suite_create("util");
@@ -405,6 +431,8 @@ Suite *suite_util(void)
     tcase_add_test(tc, parse_int64_rejects_malformed);
     tcase_add_test(tc, i64_and_psprintf_handle_long_long);
     tcase_add_test(tc, psprintf_long_output);
+    tcase_add_test(tc, format_char_found_anywhere);
+    tcase_add_test(tc, format_char_absent_in_ordinary_text);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("time");
