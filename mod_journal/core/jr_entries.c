@@ -445,6 +445,7 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                    JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
                            jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
+        jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
         (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);

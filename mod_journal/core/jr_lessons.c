@@ -337,6 +337,7 @@ static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
                    JR_ARGS(jr_i64(p, r->group_id), jr_i64(p, r->branch_id), r->lesson_date,
                            r->lesson_time, r->text, r->topic, status, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
+        jr_jobs_follow(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
         (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&

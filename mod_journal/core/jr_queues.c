@@ -1,6 +1,8 @@
 /* The queues the worker daemon consumes: AI text checks (entries, lesson reports) and photo
  * jobs. Wake-ups bump a generation the worker waits on (and NOTIFY on PostgreSQL);
  * requeueing puts failed jobs back, limited to the caller's branches. */
+#include <string.h>
+
 #include <apr_strings.h>
 
 #include "jr_events.h"
@@ -53,6 +55,13 @@ const jr_stmt_def_t jr_stmts_queues[] = {
      "UPDATE photo_jobs SET branch_id = " JR_INT
      " WHERE entry_id IN (SELECT id FROM entries WHERE group_id = " JR_INT ")",
      NULL},
+    /* A record whose group moved to another branch takes its jobs along. */
+    {"ai_jobs_follow_record",
+     "UPDATE ai_jobs SET branch_id = " JR_INT " WHERE entity_type = %s AND entity_id = " JR_INT,
+     NULL},
+    {"photo_jobs_follow_entry",
+     "UPDATE photo_jobs SET branch_id = " JR_INT " WHERE entry_id = " JR_INT,
+     NULL},
     JR_SCOPED("ai_status_counts", "SELECT status, COUNT(*) AS n FROM ai_jobs WHERE ",
               "branch_id", " GROUP BY status"),
     JR_SCOPED("photo_status_counts", "SELECT status, COUNT(*) AS n FROM photo_jobs WHERE ",
@@ -66,6 +75,18 @@ apr_status_t jr_ai_queue(jr_ctx_t *ctx, const char *entity_type, long long id, l
     const char *now = jr_now_iso(p);
     return jr_db_exec(ctx->db, p, "ai_job_open", NULL,
                       JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now));
+}
+
+apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id, long long branch)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *b = jr_i64(p, branch), *i = jr_i64(p, id);
+    apr_status_t rv = jr_db_exec(ctx->db, p, "ai_jobs_follow_record", NULL,
+                                 JR_ARGS(b, entity_type, i));
+    if (rv == APR_SUCCESS && !strcmp(entity_type, "entry")) {
+        rv = jr_db_exec(ctx->db, p, "photo_jobs_follow_entry", NULL, JR_ARGS(b, i));
+    }
+    return rv;
 }
 
 static apr_status_t wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)

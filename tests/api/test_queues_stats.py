@@ -271,6 +271,37 @@ def test_jobs_follow_a_group_to_another_branch(queue_world):
     assert sql_int(srv, "SELECT COUNT(*) FROM ai_jobs WHERE status = 'failed'") == 0
 
 
+def test_jobs_follow_an_entry_or_report_to_another_branch(queue_world):
+    """An entry or a lesson report moved to a group of another branch takes its jobs along, in
+    the same transaction: the old branch's key no longer counts or requeues them."""
+    w = queue_world
+    srv, a, b, gb = w["srv"], w["a"], w["b"], w["gb"]
+    entry, other = w["ea"]
+    add_ai_job(srv, "entry", entry, a, "failed")
+    add_photo_job(srv, entry, a, "failed")
+    add_ai_job(srv, "entry", other, a, "failed")  # stays in A
+    add_ai_job(srv, "lesson_report", w["ra"], a, "failed")
+    key_a = create_key(srv, branch_ids=[a])
+    key_b = create_key(srv, branch_ids=[b])
+
+    moved = assert_json(adm(srv, "PUT", f"/api/entries/{entry}", {"group_id": gb["id"]}), 200)
+    assert moved["branch_id"] == b
+    report = assert_json(adm(srv, "PUT", f"/api/lesson-reports/{w['ra']}",
+                             {"group_id": gb["id"]}), 200)
+    assert report["branch_id"] == b
+    assert ai_status_count(srv, "failed", a) == 1 and ai_status_count(srv, "failed", b) == 2
+    assert photo_status_count(srv, "failed", a) == 0
+    assert photo_status_count(srv, "failed", b) == 1
+
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/ai/requeue-failed")) == 1
+    assert requeue_count(v1(srv, key_a, "POST", "/api/v1/photo-jobs/requeue-failed")) == 0
+    assert entry_ai_status(srv, entry) is None and entry_ai_status(srv, other) == "pending"
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/ai/requeue-failed")) == 2
+    assert requeue_count(v1(srv, key_b, "POST", "/api/v1/photo-jobs/requeue-failed")) == 1
+    assert entry_ai_status(srv, entry) == "pending"
+    assert report_ai_status(srv, w["ra"]) == "pending"
+
+
 # ---- counts: status, stats, dashboard -----------------------------------------------------------
 # Jobs per branch: A and B.
 AI_A = {"pending": 1, "processing": 1, "done": 2, "failed": 1}
