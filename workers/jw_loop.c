@@ -38,6 +38,7 @@ struct jw {
     int more;      /* the last claim filled every free slot: claim again when one frees */
     int db_errors; /* consecutive database failures (back-off) */
     int stopping;
+    int finished_stopping; /* outcomes written since SIGTERM */
 };
 
 const jw_settings_t *jw_settings(const jw_t *w)
@@ -295,6 +296,7 @@ static void settle_all(jw_t *w)
         if (j->h->settle(w, &ctx, j) == APR_SUCCESS) {
             job_drop(w, i);
             ++wrote;
+            w->finished_stopping += w->stopping;
         } else {
             ++failed;
         }
@@ -369,7 +371,7 @@ static void release_all(jw_t *w)
 {
     apr_pool_t *tmp;
     jr_ctx_t ctx;
-    int n = w->jobs->nelts;
+    int back = 0;
     settle_all(w); /* outcomes already decided are written, not thrown away */
     while (w->jobs->nelts > 0) {
         jw_job_t *j = APR_ARRAY_IDX(w->jobs, w->jobs->nelts - 1, jw_job_t *);
@@ -377,12 +379,15 @@ static void release_all(jw_t *w)
         if (j->h->release(w, &ctx, j) != APR_SUCCESS) {
             jr_log(JR_LOG_ERR, 0, "JR06014: cannot give %s job %lld back: it returns to the "
                    "queue when its lease ends", j->h->queue->name, j->job->id);
+        } else {
+            ++back;
         }
         apr_pool_destroy(tmp);
         job_drop(w, w->jobs->nelts - 1);
     }
-    if (n > 0) {
-        jr_log(JR_LOG_INFO, 0, "JR06015: stopping: %d job(s) in flight finished or given back", n);
+    if (w->finished_stopping + back > 0) {
+        jr_log(JR_LOG_INFO, 0, "JR06015: stopping: %d job(s) finished, %d given back",
+               w->finished_stopping, back);
     }
 }
 
