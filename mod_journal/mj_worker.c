@@ -508,8 +508,11 @@ static apr_status_t stop_all(void *data)
     }
     current = NULL; /* a death from here on is no reason to restart */
     for (i = 0; i < v->count; ++i) {
-        if (v->slots[i].proc.pid > 0) {
+        /* Once: a second SIGTERM could end a process that is exiting as asked, after it
+         * gave its handler up, and hide how it exited. */
+        if (v->slots[i].proc.pid > 0 && !v->slots[i].term_sent) {
             kill(v->slots[i].proc.pid, SIGTERM);
+            v->slots[i].term_sent = 1;
         }
     }
     if (wait_all(v, apr_time_now() + STOP_GRACE) > 0) {

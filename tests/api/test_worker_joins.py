@@ -11,7 +11,7 @@ import uuid
 
 from harness import uniq
 from worker_support import (  # noqa: F401 (fixtures)
-    MODEL, api, cmdline, events, fake_llm, get_entry, health, new_entry, new_group,
+    MODEL, WAIT, api, cmdline, events, fake_llm, get_entry, health, new_entry, new_group,
     parse_settings, rows, wait_for, wait_status, worker_env)
 
 APP_NAME = "journal worker #1"
@@ -48,7 +48,7 @@ def tcp_ports(pid):
 
 def test_every_setting_reaches_the_worker(worker_env):
     key = "sk-" + uuid.uuid4().hex
-    env = worker_env(prepare=odd_dbd_params, key=key, timeout=2, concurrency=3,
+    env = worker_env(prepare=odd_dbd_params, key=key, timeout=4, concurrency=3,
                      log_level="debug")
     srv, fake = env.srv, env.fake
     # The file httpd wrote, each value to the end of its line (no quoting, no comment after
@@ -57,7 +57,7 @@ def test_every_setting_reaches_the_worker(worker_env):
         "db_driver": srv.dbd_driver, "db_params": srv.dbd_params,
         "data_dir": str(srv.data_dir), "runtime_dir": str(srv.run_dir),
         "ai_endpoint": fake.endpoint, "ai_model": MODEL, "ai_key_file": str(env.key_file),
-        "ai_timeout": "2", "ai_concurrency": "3", "log_level": "debug"}
+        "ai_timeout": "4", "ai_concurrency": "3", "log_level": "debug"}
     # ... is the one the worker runs on: its database (PostgreSQL: its own connection carries
     # the quoted value) ...
     if srv.db_kind == "pgsql":
@@ -66,7 +66,8 @@ def test_every_setting_reaches_the_worker(worker_env):
                                               f" WHERE application_name = '{APP_NAME}'")}
         assert tcp_ports(pid) & named, (tcp_ports(pid), named)
     g = new_group(srv)
-    # ... its concurrency: three requests in flight, not more ...
+    # ... its concurrency: three requests in flight, not more (held for less than the 4 s of
+    # the timeout) ...
     held = [new_entry(srv, g["id"], f"[[hold]] {i} {uniq('c')}") for i in range(5)]
     wait_for(lambda: len(fake.requests()) == 3, what="three requests")
     time.sleep(0.5)  # a fourth slot would have sent the fourth by now
@@ -74,12 +75,14 @@ def test_every_setting_reaches_the_worker(worker_env):
     fake.release()
     for e in held:
         wait_status(functools.partial(get_entry, srv), e["id"], "done")
-    # ... its timeout: the first attempt gives up after 2 s, the retry is answered
+    # ... its timeout: the first attempt gives up after 4 s, the retry is answered
     slow = new_entry(srv, g["id"], f"[[hang:30:1]] {uniq('t')}")
     wait_status(functools.partial(get_entry, srv), slow["id"], "done")
     retry = [p for t, p in events(srv, "entry", slow["id"]) if t == "ai_status"][2]
     assert (retry["status"], retry["ai_error"]) == \
-        ("pending", "the AI endpoint did not answer within 2 s")
+        ("pending", "the AI endpoint did not answer within 4 s")
+    first, second = [r["t"] for r in fake.for_text(slow["description"])]
+    assert second - first >= 4 + 2 - 0.05  # the timeout, then the first back-off
     # ... its endpoint, model and key, and its log level
     for r in fake.requests():
         assert r["path"] == "/v1/chat/completions" and r["body"]["model"] == MODEL
@@ -95,8 +98,8 @@ def test_a_refused_configuration_backs_off(worker_env):
     env = worker_env(key=key, wait=False)
     env.allow("JR06007")
     srv = env.srv
-    wait_for(lambda: "starting it again in 4 s" in env.output(), timeout=30,
-             what="the third restart")
+    wait_for(lambda: re.search(r"JR00108: journal-worker 1 started \(pid \d+, waits 4 s\)",
+                               env.output()), timeout=WAIT, what="the third restart")
     [pid] = wait_for(env.pids, what="the waiting process")
     assert cmdline(pid)[-2:] == ["--delay", "4"]
     assert health(srv)["ai"] == {"configured": True, "workers_running": 0}
