@@ -7,15 +7,19 @@ polling. The standalone mode (a worker started from a settings file without http
 program's exit statuses."""
 
 import functools
+import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 import harness
-from harness import uniq
+from harness import REPO, uniq
 from worker_support import (  # noqa: F401 (fixtures)
     WORKER_BIN, Worker, api, cmdline, events, execute, fake_llm, get_entry, get_report, job,
     new_entry, new_group, new_report, rows, set_settings, settings_text, started_at, wait_for,
@@ -138,8 +142,8 @@ def test_kill9_mid_job_is_finished_once(worker_env):
     assert "JR00101" in env.output()
 
 
-def queue_entries(srv, group, n, tag):
-    """n entries with an open check each, written in one transaction by another client."""
+def queue_sql(srv, group, n, tag):
+    """The statements of queue_entries."""
     ent = (f"INSERT INTO entries (student_name, group_id, branch_id, description, ai_status,"
            f" created_at, updated_at) SELECT 'S', {group['id']}, {group['branch_id']},"
            f" '{tag} ' || v, 'pending', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z' FROM ")
@@ -149,7 +153,12 @@ def queue_entries(srv, group, n, tag):
     jobs = ("INSERT INTO ai_jobs (entity_type, entity_id, branch_id, status, attempts,"
             " created_at, updated_at) SELECT 'entry', id, branch_id, 'pending', 0,"
             f" created_at, created_at FROM entries WHERE description LIKE '{tag} %'")
-    execute(srv, ent, jobs)
+    return ent, jobs
+
+
+def queue_entries(srv, group, n, tag):
+    """n entries with an open check each, written in one transaction by another client."""
+    execute(srv, *queue_sql(srv, group, n, tag))
 
 
 def test_three_workers_share_a_thousand_jobs(worker_env):
@@ -253,6 +262,40 @@ def test_standalone_worker_finishes_or_gives_back(fresh_server, fake_llm):
         for w in workers:
             if w.alive():
                 w.kill9()
+
+
+SLOW_WAL = REPO / "tests" / "fakes" / "slow_wal.c"
+WRITER = """import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], timeout=30)
+with con:
+    for st in sys.argv[2:]:
+        con.execute(st)
+"""
+
+
+def test_a_commit_published_late_is_picked_up(worker_env, tmp_path):
+    """SQLite: a commit that becomes visible well after the write to the -wal file that woke
+    the worker (its writer was descheduled in between) is still picked up at once, not by
+    the safety poll 30 s later."""
+    env = worker_env()
+    srv, fake = env.srv, env.fake
+    if srv.db_kind != "sqlite":
+        pytest.skip("PostgreSQL delivers its notification after the commit")
+    shim = tmp_path / "slow_wal.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(shim), str(SLOW_WAL), "-ldl"],
+                   check=True)
+    g = new_group(srv)
+    seed = new_entry(srv, g["id"], f"seed {uniq('w')}")
+    wait_status(entry_waiter(srv), seed["id"], "done")
+    time.sleep(0.5)  # idle: the later looks after the seed's commits are over
+    tag = uniq("late")
+    subprocess.run([sys.executable, "-c", WRITER, str(srv.db_path),
+                    *queue_sql(srv, g, 1, tag)], check=True, timeout=60,
+                   env={**os.environ, "LD_PRELOAD": str(shim)})
+    visible = time.time()  # the writer has returned: its commit is visible
+    wait_for(lambda: fake.count(f"{tag} 1") == 1, timeout=40, what="the late commit's job")
+    [req] = fake.for_text(f"{tag} 1")
+    assert req["t"] - visible < 2.0, req["t"] - visible
 
 
 def run_worker(config, timeout=20):
