@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -71,6 +72,16 @@ typedef struct {
 } retained_t;
 
 static jr_worker_census_t *census;
+
+/* The census entry of a slot: who runs there, and from when it works (after its delay). */
+static void census_set(const slot_t *w, pid_t pid, int delay)
+{
+    apr_time_t from = delay > 0 ? apr_time_now() + apr_time_from_sec(delay) : 0;
+    /* Rounded up: a process is never counted before its delay is over. */
+    apr_atomic_set32(&census->slot[w->index - 1].from,
+                     (apr_uint32_t)((from + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC));
+    apr_atomic_set32(&census->slot[w->index - 1].pid, (apr_uint32_t)pid);
+}
 
 /* ---- identity ---------------------------------------------------------------------------- */
 
@@ -279,9 +290,21 @@ static int write_settings(apr_pool_t *p, server_rec *s, const char *path, const 
 
 static void maintenance(int reason, void *data, int status);
 
+/* A child that cannot become the worker waits out its delay before it exits, as the worker
+ * would have: its restarts keep the back-off instead of coming once a second. SIGTERM (its
+ * default action is restored) ends the wait. */
+static void child_wait(int delay)
+{
+    struct timespec t;
+    t.tv_sec = delay;
+    t.tv_nsec = 0;
+    while (delay > 0 && nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
 /* The forked child: a clean slate (signals, descriptors, identity), then exec. Only
  * async-signal-safe calls: the parent may have threads. */
-static void exec_worker(const supervisor_t *v, const char *const argv[])
+static void exec_worker(const supervisor_t *v, const char *const argv[], int delay)
 {
     struct sigaction dfl;
     sigset_t none;
@@ -307,6 +330,7 @@ static void exec_worker(const supervisor_t *v, const char *const argv[])
     if ((err = become(&v->ids)) != 0) {
         child_say("JR00105: journal-worker: cannot switch to the server's User and Group for ",
                   v->path, err);
+        child_wait(delay);
         _exit(EXIT_CANNOT_RUN);
     }
 #ifdef PR_SET_PDEATHSIG
@@ -317,6 +341,7 @@ static void exec_worker(const supervisor_t *v, const char *const argv[])
 #endif
     execv(v->path, (char *const *)argv);
     child_say("JR00106: journal-worker: cannot execute ", v->path, errno);
+    child_wait(delay);
     _exit(EXIT_CANNOT_RUN);
 }
 
@@ -330,7 +355,7 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
     apr_snprintf(instance, sizeof(instance), "%d", w->index);
     apr_snprintf(wait, sizeof(wait), "%d", delay);
     if ((pid = fork()) == 0) {
-        exec_worker(v, argv);
+        exec_worker(v, argv, delay);
     }
     if (pid < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, v->s,
@@ -345,7 +370,7 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
     w->term_sent = 0;
     apr_pool_clear(w->pool); /* drops the previous registration's record */
     apr_proc_other_child_register(&w->proc, maintenance, w, NULL, w->pool);
-    apr_atomic_inc32(&census->running);
+    census_set(w, pid, delay);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, v->s,
                  "JR00108: journal-worker %d started (pid %ld, waits %d s)", w->index, (long)pid,
                  delay);
@@ -359,6 +384,24 @@ static int httpd_stopping(void)
     return ap_mpm_query(AP_MPMQ_MPM_STATE, &state) != APR_SUCCESS || state == AP_MPMQ_STOPPING;
 }
 
+/* A process asked to stop must exit 0 (the worker's contract) or die of the SIGTERM itself
+ * (before it could handle it) or of our SIGKILL (JR00103 said so). Anything else is worth an
+ * error: its jobs in flight may not have been finished or given back. raw: waitpid's status. */
+static void check_stop_status(const supervisor_t *v, const slot_t *w, pid_t pid, int raw)
+{
+    if (WIFEXITED(raw) && WEXITSTATUS(raw) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, v->s,
+                     "JR00120: journal-worker %d (pid %ld) exited with status %d when asked "
+                     "to stop",
+                     w->index, (long)pid, WEXITSTATUS(raw));
+    } else if (WIFSIGNALED(raw) && WTERMSIG(raw) != SIGTERM && WTERMSIG(raw) != SIGKILL) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, v->s,
+                     "JR00120: journal-worker %d (pid %ld) was ended by signal %d when asked "
+                     "to stop",
+                     w->index, (long)pid, WTERMSIG(raw));
+    }
+}
+
 /* A process ended (the MPM reaped it): start it again after the back-off. */
 static void ended(slot_t *w, int status)
 {
@@ -369,9 +412,14 @@ static void ended(slot_t *w, int status)
 
     apr_proc_other_child_unregister(w);
     w->proc.pid = 0;
-    apr_atomic_dec32(&census->running);
-    if (!v || getpid() != v->parent || httpd_stopping()) {
+    census_set(w, 0, 0);
+    if (!v || getpid() != v->parent) {
         return; /* pconf's cleanup or the next generation takes over */
+    }
+    if (httpd_stopping()) {
+        /* Reaped while httpd reclaims its children, which passes waitpid's status. */
+        check_stop_status(v, w, pid, status);
+        return;
     }
     if (ran >= HEALTHY_RUN) {
         w->backoff = BACKOFF_FIRST;
@@ -414,17 +462,20 @@ static void maintenance(int reason, void *data, int status)
 }
 
 /* 1 once the process of w is gone (reaped here, or by someone else). */
-static int reaped(slot_t *w)
+static int reaped(const supervisor_t *v, slot_t *w)
 {
-    int status;
+    int status = 0;
     pid_t r;
     if (w->proc.pid <= 0) {
         return 1;
     }
     r = waitpid(w->proc.pid, &status, WNOHANG);
     if (r == w->proc.pid || (r < 0 && errno == ECHILD)) {
+        if (r == w->proc.pid) {
+            check_stop_status(v, w, r, status);
+        }
         w->proc.pid = 0;
-        apr_atomic_dec32(&census->running);
+        census_set(w, 0, 0);
         return 1;
     }
     return 0;
@@ -437,7 +488,7 @@ static int wait_all(supervisor_t *v, apr_time_t deadline)
     int i, alive;
     for (;;) {
         for (alive = 0, i = 0; i < v->count; ++i) {
-            alive += !reaped(&v->slots[i]);
+            alive += !reaped(v, &v->slots[i]);
         }
         if (!alive || apr_time_now() >= deadline) {
             return alive;
@@ -457,8 +508,11 @@ static apr_status_t stop_all(void *data)
     }
     current = NULL; /* a death from here on is no reason to restart */
     for (i = 0; i < v->count; ++i) {
-        if (v->slots[i].proc.pid > 0) {
+        /* Once: a second SIGTERM could end a process that is exiting as asked, after it
+         * gave its handler up, and hide how it exited. */
+        if (v->slots[i].proc.pid > 0 && !v->slots[i].term_sent) {
             kill(v->slots[i].proc.pid, SIGTERM);
+            v->slots[i].term_sent = 1;
         }
     }
     if (wait_all(v, apr_time_now() + STOP_GRACE) > 0) {
@@ -487,6 +541,12 @@ static int attach_census(server_rec *s)
     apr_status_t rv;
     if (!r) {
         r = ap_retained_data_create(RETAINED_KEY, sizeof(*r));
+    }
+    if (r->shm && apr_shm_size_get(r->shm) < sizeof(jr_worker_census_t)) {
+        /* A graceful restart into a newer module with a larger census. The old generation's
+         * children keep their own mapping of the old one. */
+        apr_shm_destroy(r->shm);
+        r->shm = NULL;
     }
     if (!r->shm) {
         rv = apr_shm_create(&r->shm, sizeof(jr_worker_census_t), NULL, s->process->pool);

@@ -3,6 +3,7 @@
  * e.g. by systemd, with the same settings file. See docs/worker.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,22 @@ static int install_signals(void)
     sigaction(SIGPIPE, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     return 0;
+}
+
+/* Waits out the supervisor's back-off delay before anything else, reading the settings
+ * included: a refused configuration must not end the process at once, or its supervisor
+ * would restart it in a loop. A signal ends the wait (the self-pipe keeps it from being
+ * missed). */
+static void wait_delay(long long seconds)
+{
+    struct pollfd pfd;
+    apr_time_t end = apr_time_now() + apr_time_from_sec(seconds), now;
+    pfd.fd = signal_pipe[0];
+    pfd.events = POLLIN;
+    while (!jw_stop_requested && (now = apr_time_now()) < end) {
+        pfd.revents = 0;
+        poll(&pfd, 1, (int)((end - now + 999) / 1000));
+    }
 }
 
 static void usage(FILE *out)
@@ -140,21 +157,25 @@ int main(int argc, const char *const *argv)
     if ((rc = parse_args(p, argc, argv, &a)) != 0) {
         return rc < 0 ? 0 : rc;
     }
+    if (install_signals() != 0) {
+        jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
+        return 1;
+    }
+    wait_delay(a.delay);
+    if (jw_stop_requested) {
+        return 0;
+    }
     if ((err = jw_settings_load(p, a.config, &s)) != NULL) {
         jr_log(JR_LOG_ERR, 0, "JR06007: configuration error: %s", err);
         return JW_EXIT_CONFIG;
     }
     max_level = s.log_level;
-    if (install_signals() != 0 || jr_crypt_init() != 0 ||
-        curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (jr_crypt_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
         return 1;
     }
     jr_db_global_init();
     json_object_seed(0);
-    if (a.delay > 0 && !jw_stop_requested) {
-        sleep((unsigned)a.delay); /* a signal cuts it short */
-    }
     o.instance = (int)a.instance;
     o.signal_fd = signal_pipe[0];
     rc = jw_stop_requested ? 0 : jw_run(p, &s, &o);

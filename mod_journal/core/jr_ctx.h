@@ -73,11 +73,17 @@ typedef struct {
 
 /* What httpd's parent knows of the worker processes it supervises, in shared memory that
  * its children read with apr_atomic_read32 (they cannot see the parent's process table). */
+#define JR_WORKER_SLOTS 16 /* JournalWorkerProcesses at most */
 typedef struct jr_worker_census {
-    volatile apr_uint32_t running;  /* processes alive now */
     volatile apr_uint32_t restarts; /* processes started again after one ended, since the
                                      * last (re)start of httpd */
     volatile apr_uint32_t binary;   /* 1: JournalWorkerPath was an executable file */
+    /* One per supervised process: its pid (0 while none runs) and the time (Unix seconds)
+     * from which it works. A process restarted after a failure first waits out its delay:
+     * until then it runs no job, and the answers do not count it as running. */
+    struct {
+        volatile apr_uint32_t pid, from;
+    } slot[JR_WORKER_SLOTS];
 } jr_worker_census_t;
 
 /* Defaults of the settings above (documented in docs/directives.md). */

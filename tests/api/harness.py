@@ -50,9 +50,10 @@ START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 HTTP_TIMEOUT = 30.0
 
-# Lines of the error log that indicate a problem.
+# Lines of the error log that indicate a problem (httpd's own, and journal-worker's, which
+# start with their level: "[error] JR06030: ...").
 PROBLEM_RE = re.compile(
-    r":(?:error|crit|alert|emerg)\]"
+    r":(?:error|crit|alert|emerg)\]|^\[error\] "
     r"|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:"
     r"|exit signal|Segmentation|AH00060"
 )
