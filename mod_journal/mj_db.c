@@ -45,7 +45,7 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
         return !OK;
     }
     for (sp = s; sp; sp = sp->next) {
-        const char *err = mj_conf_resolve(ptemp, mj_conf(sp));
+        const char *err = jr_config_resolve(ptemp, mj_conf(sp));
         if (err) {
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "JR00008: %s", err);
             return !OK;
@@ -104,14 +104,14 @@ static int migrate_one(apr_pool_t *ptemp, server_rec *s, const dbd_cfg_t *cfg)
 
 static int resolve_core_config(apr_pool_t *p, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
-    const char *err = mj_conf_resolve(p, c);
+    jr_config_t *c = mj_conf(s);
+    const char *err = jr_config_resolve(p, c);
     if (err) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00008: %s", err);
         return !OK;
     }
     /* A hash of a random password at the configured cost: checked for unknown users. */
-    c->core.dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->core.bcrypt_cost);
+    c->dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->bcrypt_cost);
     return OK;
 }
 

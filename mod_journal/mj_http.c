@@ -209,7 +209,7 @@ static int to_file(void *baton, const char *data, apr_size_t len)
 }
 
 /* Streams an upload body into a temp file under data_dir/tmp with a cap. OK or a status. */
-static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t **out)
+static int read_upload(request_rec *r, const jr_config_t *conf, jr_upload_t **out)
 {
     const char *dir = apr_pstrcat(r->pool, conf->data_dir, "/tmp", NULL);
     char *tmpl = apr_pstrcat(r->pool, dir, "/upload-XXXXXX", NULL);
@@ -219,7 +219,7 @@ static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t
     jr_upload_t *up;
     int status;
 
-    if ((status = check_length(r, conf->core.upload_max, &declared)) != OK) {
+    if ((status = check_length(r, conf->upload_max, &declared)) != OK) {
         return status;
     }
     apr_dir_make_recursive(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, r->pool);
@@ -230,7 +230,7 @@ static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     apr_pool_cleanup_register(r->pool, tmpl, remove_temp, apr_pool_cleanup_null);
-    status = pump_body(r, conf->core.upload_max, HUGE_STRING_LEN * 4, to_file, fd);
+    status = pump_body(r, conf->upload_max, HUGE_STRING_LEN * 4, to_file, fd);
     if (status == OK && apr_file_info_get(&fi, APR_FINFO_SIZE, fd) != APR_SUCCESS) {
         status = HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -468,7 +468,7 @@ static int body_type_ok(request_rec *r, jr_ctx_t *ctx, const jr_route_t *route,
 
 /* Takes the body the route wants: discarded, into an upload file (ctx->upload) or into
  * memory (*body, *len). GO_ON, or the handler's result once a refusal has been sent. */
-static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_route_t *route,
+static int take_body(request_rec *r, const jr_config_t *conf, const jr_route_t *route,
                      jr_ctx_t *ctx, jr_result_t *res, char **body, apr_size_t *len)
 {
     apr_off_t cap = (apr_off_t)conf->max_body, declared;
@@ -478,7 +478,7 @@ static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_rout
         return GO_ON;
     }
     if (route->body == JR_BODY_UPLOAD) {
-        cap = (apr_off_t)conf->core.upload_max;
+        cap = (apr_off_t)conf->upload_max;
         status = read_upload(r, conf, &ctx->upload);
     } else if ((status = check_length(r, cap, &declared)) == OK) {
         if (!body_type_ok(r, ctx, route, res)) {
@@ -489,12 +489,12 @@ static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_rout
     return status == OK ? GO_ON : answer_body_error(r, res, status, cap);
 }
 
-static void init_ctx(request_rec *r, mj_server_conf_t *conf, jr_ctx_t *ctx,
+static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
                      jr_credentials_t *cred)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->pool = r->pool;
-    ctx->cfg = &conf->core;
+    ctx->cfg = conf;
     ctx->client_ip = r->useragent_ip;
     ctx->method = r->method;
     ctx->params = apr_table_make(r->pool, 4);
@@ -508,7 +508,7 @@ static void init_ctx(request_rec *r, mj_server_conf_t *conf, jr_ctx_t *ctx,
 
 int mj_handler(request_rec *r)
 {
-    mj_server_conf_t *conf;
+    jr_config_t *conf;
     const jr_route_t *table, *route = NULL;
     const char *allow = NULL, *qerr = NULL;
     const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";

@@ -40,7 +40,7 @@ static void sweep_tmp(server_rec *s, apr_pool_t *pool, const char *data_dir)
 static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
 {
     server_rec *s = data;
-    mj_server_conf_t *conf = mj_conf(s);
+    jr_config_t *conf = mj_conf(s);
     ap_dbd_t *dbd;
     jr_db_t *db;
     jr_ctx_t ctx;
@@ -48,7 +48,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     if (state != AP_WATCHDOG_STATE_RUNNING) {
         return APR_SUCCESS;
     }
-    sweep_tmp(s, pool, conf->core.data_dir);
+    sweep_tmp(s, pool, conf->data_dir);
     if (!dbd_open_fn) {
         return APR_SUCCESS;
     }
@@ -58,14 +58,14 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
-        ctx.cfg = &conf->core;
+        ctx.cfg = conf;
         ctx.iface = JR_IF_ADMIN;
         ctx.client_ip = "housekeeping";
         ctx.params = apr_table_make(pool, 1);
         ctx.query = apr_table_make(pool, 1);
         ctx.db = db;
         jr_trash_purge_expired(&ctx);
-        jr_events_trim(&ctx, conf->core.event_retention);
+        jr_events_trim(&ctx, conf->event_retention);
     }
     dbd_close_fn(s, dbd);
     return APR_SUCCESS;

@@ -214,7 +214,7 @@ static const char *runtime_dir(apr_pool_t *p)
  * DBDParams or a path): the value is never quoted in a message. */
 static const char *settings_text(apr_pool_t *p, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const dbd_cfg_t *db = mj_dbd_settings(s);
     const char *values[] = {db ? db->name : "", db ? db->params : "", c->data_dir,
                             runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file};
@@ -499,7 +499,7 @@ static int attach_census(server_rec *s)
     census = apr_shm_baseaddr_get(r->shm);
     memset((void *)census, 0, sizeof(*census)); /* the previous generation's are gone */
     for (sp = s; sp; sp = sp->next) {
-        mj_conf(sp)->core.workers = census;
+        mj_conf(sp)->workers = census;
     }
     return OK;
 }
@@ -512,7 +512,7 @@ static int is_executable(const char *path)
 
 static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const char *settings)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     supervisor_t *v = apr_pcalloc(pconf, sizeof(*v));
     int i;
     v->s = s;
@@ -532,7 +532,7 @@ static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const cha
 
 int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const char *settings = ap_runtime_dir_relative(pconf, SETTINGS_NAME);
     supervisor_t *v;
     int i, err;
@@ -544,7 +544,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_NORMAL) {
         return OK; /* apache2 -t and the configuration dumps start nothing */
     }
-    if (!c->worker) {
+    if (!c->worker_supervised) {
         if (settings) {
             unlink(settings);
         } /* left by a run with JournalWorker On: it holds DBDParams */
@@ -552,7 +552,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     if (!is_executable(c->worker_path)) {
         /* Not fatal: without AI configured the journal works without a worker. */
-        ap_log_error(APLOG_MARK, c->ai_endpoint || strcmp(c->worker_path, MJ_DEFAULT_WORKER_PATH)
+        ap_log_error(APLOG_MARK, c->ai_endpoint || strcmp(c->worker_path, jr_config_defaults.worker_path)
                                      ? APLOG_WARNING
                                      : APLOG_INFO,
                      0, s,
