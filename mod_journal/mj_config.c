@@ -211,4 +211,7 @@ static const char *set_text(cmd_parms *cmd, void *dc, const char *arg)
 #define COMMAND_TEXT(name, d, help) AP_INIT_TAKE1(name, set_text, d, RSRC_CONF, help)
 #define COMMAND_LIST(name, d, help) AP_INIT_ITERATE(name, set_text, d, RSRC_CONF, help)
 
-const command_rec mj_directives[] = {JR_DIRECTIVES(COMMAND){NULL}};
+const command_rec mj_directives[] = {
+    JR_DIRECTIVES(COMMAND) /* each row ends with its comma */
+    {NULL},
+};

@@ -84,10 +84,10 @@ static int stream_out(void *baton, const char *data, size_t len)
 static int abort_stream(mj_stream_t *st, const jr_result_t *res)
 {
     request_rec *r = st->r;
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                  "JR00050: the answer failed with status %d after part of it was sent; the "
-                  "response is cut short",
-                  res->status);
+    MJ_RLOG(JR00050, r, 0,
+            "the answer failed with status %d after part of it was sent; the "
+            "response is cut short",
+            res->status);
     r->connection->keepalive = AP_CONN_CLOSE;
     APR_BRIGADE_INSERT_TAIL(st->bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL, r->pool,
                                                            r->connection->bucket_alloc));
@@ -149,7 +149,7 @@ static int send_file(request_rec *r, const jr_result_t *res)
 
     if (apr_file_open(&fd, f->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, r->pool) !=
         APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00020: stored file is missing");
+        MJ_RLOG(JR00020, r, 0, "stored file is missing");
         jr_result_t gone;
         jr_result_init(&gone, r->pool);
         jr_fail(&gone, r->pool, 404, "the file is no longer stored");
@@ -226,7 +226,7 @@ static int read_upload(request_rec *r, const jr_config_t *conf, jr_upload_t **ou
     if (apr_file_mktemp(&fd, tmpl, APR_FOPEN_CREATE | APR_FOPEN_READ | APR_FOPEN_WRITE |
                                         APR_FOPEN_EXCL | APR_FOPEN_BINARY,
                         r->pool) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00021: cannot create an upload temp file");
+        MJ_RLOG(JR00021, r, 0, "cannot create an upload temp file");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     apr_pool_cleanup_register(r->pool, tmpl, remove_temp, apr_pool_cleanup_null);

@@ -7,6 +7,7 @@
 #include <http_log.h>
 
 #include "jr_ctx.h" /* apr_dbd.h comes before mod_dbd.h */
+#include "jr_log.h"
 
 #include <mod_dbd.h>
 
@@ -15,6 +16,25 @@ APLOG_USE_MODULE(journal);
 #endif
 
 #define MJ_HANDLER "journal"
+
+/* Logging by tag (core/jr_log_tags.h), at the tag's registered level, with the glue's file and
+ * line. httpd checks its LogLevel before it formats. */
+#define MJ_APLOG(level)                                                                       \
+    ((level) <= JR_LOG_CRIT    ? APLOG_CRIT                                                   \
+     : (level) == JR_LOG_ERR  ? APLOG_ERR                                                    \
+     : (level) == JR_LOG_WARN ? APLOG_WARNING                                                \
+     : (level) == JR_LOG_INFO ? APLOG_INFO                                                   \
+                              : APLOG_DEBUG)
+#define MJ_LOG(tag, s, rv, ...)                                                               \
+    ap_log_error(APLOG_MARK, MJ_APLOG(JR_LOG_LEVEL(tag)), rv, s, #tag ": " __VA_ARGS__)
+#define MJ_RLOG(tag, r, rv, ...)                                                              \
+    ap_log_rerror(APLOG_MARK, MJ_APLOG(JR_LOG_LEVEL(tag)), rv, r, #tag ": " __VA_ARGS__)
+/* A message whose level depends on the configuration: the registry holds its most severe. */
+#define MJ_LOG_AT(tag, level, s, rv, ...)                                                     \
+    do {                                                                                      \
+        (void)JR_LOG_LEVEL(tag); /* registered */                                             \
+        ap_log_error(APLOG_MARK, MJ_APLOG(level), rv, s, #tag ": " __VA_ARGS__);              \
+    } while (0)
 
 /* mj_config.c: the directives of core/jr_config_list.h. A server's configuration is the
  * core's jr_config_t, resolved (defaults, checks across directives) with jr_config_resolve. */

@@ -27,13 +27,13 @@ static void sweep_tmp(server_rec *s, apr_pool_t *pool, const char *data_dir)
     apr_status_t rv =
         jr_storage_sweep_tmp(pool, data_dir, apr_time_now() - TMP_MAX_AGE, &removed, &failed);
     if (rv != APR_SUCCESS || failed) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "JR00041: cannot clean %s/tmp (%d old temp file(s) left)", data_dir, failed);
+        MJ_LOG(JR00041, s, rv,
+               "cannot clean %s/tmp (%d old temp file(s) left)", data_dir, failed);
     }
     if (removed) {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
-                     "JR00040: removed %d temp file(s) older than a day from %s/tmp", removed,
-                     data_dir);
+        MJ_LOG(JR00040, s, 0,
+               "removed %d temp file(s) older than a day from %s/tmp", removed,
+               data_dir);
     }
 }
 
@@ -83,15 +83,15 @@ int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s)
     dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
     dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
     if (!get_instance || !register_cb) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "JR00030: mod_watchdog is not available: the trash is not purged "
-                     "automatically");
+        MJ_LOG(JR00030, s, 0,
+               "mod_watchdog is not available: the trash is not purged "
+               "automatically");
         return OK;
     }
     if ((rv = get_instance(&wd, WATCHDOG_NAME, 0, 1, pconf)) != APR_SUCCESS ||
         (rv = register_cb(wd, apr_time_from_sec(mj_conf(s)->purge_interval), s, housekeeping)) !=
             APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00031: cannot schedule housekeeping");
+        MJ_LOG(JR00031, s, rv, "cannot schedule housekeeping");
         return !OK;
     }
     return OK;

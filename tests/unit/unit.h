@@ -23,6 +23,7 @@ Suite *suite_ai_describe(void); /* test_ai_describe.c: AI and worker status answ
 Suite *suite_jobs(void);      /* test_jobs.c: jr_jobs.h, jr_ai.h, jr_events.h */
 Suite *suite_worker(void);    /* test_worker.c: workers/ (settings, answers, exchanges) */
 Suite *suite_config(void);    /* test_config.c: jr_config.h, the directives of jr_config_list.h */
+Suite *suite_log(void);       /* test_log.c: jr_log.h, tags, levels, file and line */
 
 /* A fresh pool per test, for suites that need nothing else:
  * tcase_add_checked_fixture(tc, unit_pool_setup, unit_pool_teardown). */
