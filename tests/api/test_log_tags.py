@@ -1,8 +1,11 @@
-"""The module's log lines: tagged, at the registered level, with their source position
-(mod_journal/core/jr_log_tags.h, docs/operations.md "Logs")."""
+"""The module's log lines: tagged, at the registered level, with their source position, and
+tests that expect error lines allow exactly those (mod_journal/core/jr_log_tags.h,
+docs/operations.md "Logs")."""
 
 import re
 import subprocess
+
+import pytest
 
 from harness import BUILD_DIR, assert_error
 
@@ -46,6 +49,18 @@ def test_log_level_of_the_module_applies_to_core_lines(fresh_server):
     ip = "198.51.100.78"
     ban_by_a_failed_login(srv, ip)
     assert not lines_with(srv, "JR03001"), srv.read_error_log()[-3000:]
+
+
+@pytest.mark.parametrize("pattern", [r".*", r"ThisIsNotADirective", r"JR0\d{4}: ",
+                                     r"\[journal:error\] .*"])
+def test_an_allowed_pattern_names_the_exact_tag(server, pattern):
+    """A test cannot allow every line, any tag, or any message of the module."""
+    server.allowed_log_patterns.append(pattern)
+    try:
+        with pytest.raises(ValueError, match="names no exact tag"):
+            server.new_log_problems()
+    finally:
+        server.allowed_log_patterns.remove(pattern)
 
 
 def test_worker_lines_start_with_level_and_tag(tmp_path):
