@@ -35,7 +35,6 @@ static long long number_of(const jr_config_t *c, const jr_directive_t *d)
 START_TEST(rows_are_consistent)
 {
     int i, j;
-    ck_assert_int_eq(JR_DIRECTIVE_COUNT, 31);
     for (i = 0; i < JR_DIRECTIVE_COUNT; ++i) {
         const jr_directive_t *d = &jr_directives[i];
         ck_assert_msg(!strncmp(d->name, "Journal", 7), "%s", d->name);
