@@ -186,10 +186,10 @@ int mj_worker_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     const char *key = mj_conf(s)->ai_key_file;
     int err = key ? readable_as_user(ptemp, key) : 0;
     if (err) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "JR00107: JournalAIKeyFile: '%s' cannot be read by the server's User "
-                     "(%s): make it readable by that user and by nobody else",
-                     key, strerror(err));
+        MJ_LOG(JR00107, s, 0,
+               "JournalAIKeyFile: '%s' cannot be read by the server's User "
+               "(%s): make it readable by that user and by nobody else",
+               key, strerror(err));
         return !OK;
     }
     return OK;
@@ -225,7 +225,7 @@ static const char *runtime_dir(apr_pool_t *p)
  * DBDParams or a path): the value is never quoted in a message. */
 static const char *settings_text(apr_pool_t *p, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const dbd_cfg_t *db = mj_dbd_settings(s);
     const char *values[] = {db ? db->name : "", db ? db->params : "", c->data_dir,
                             runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file};
@@ -358,10 +358,10 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
         exec_worker(v, argv, delay);
     }
     if (pid < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, v->s,
-                     "JR00104: cannot start journal-worker %d: fork failed; it stays stopped "
-                     "until httpd restarts",
-                     w->index);
+        MJ_LOG(JR00104, v->s, errno,
+               "cannot start journal-worker %d: fork failed; it stays stopped "
+               "until httpd restarts",
+               w->index);
         return;
     }
     w->proc.pid = pid;
@@ -371,9 +371,8 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
     apr_pool_clear(w->pool); /* drops the previous registration's record */
     apr_proc_other_child_register(&w->proc, maintenance, w, NULL, w->pool);
     census_set(w, pid, delay);
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, v->s,
-                 "JR00108: journal-worker %d started (pid %ld, waits %d s)", w->index, (long)pid,
-                 delay);
+    MJ_LOG(JR00108, v->s, 0, "journal-worker %d started (pid %ld, waits %d s)", w->index,
+           (long)pid, delay);
 }
 
 static supervisor_t *current; /* this generation's supervisor, in the parent */
@@ -389,17 +388,16 @@ static int httpd_stopping(void)
  * error: its jobs in flight may not have been finished or given back. raw: waitpid's status. */
 static void check_stop_status(const supervisor_t *v, const slot_t *w, pid_t pid, int raw)
 {
+    char how[48];
     if (WIFEXITED(raw) && WEXITSTATUS(raw) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, v->s,
-                     "JR00120: journal-worker %d (pid %ld) exited with status %d when asked "
-                     "to stop",
-                     w->index, (long)pid, WEXITSTATUS(raw));
+        apr_snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(raw));
     } else if (WIFSIGNALED(raw) && WTERMSIG(raw) != SIGTERM && WTERMSIG(raw) != SIGKILL) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, v->s,
-                     "JR00120: journal-worker %d (pid %ld) was ended by signal %d when asked "
-                     "to stop",
-                     w->index, (long)pid, WTERMSIG(raw));
+        apr_snprintf(how, sizeof(how), "was ended by signal %d", WTERMSIG(raw));
+    } else {
+        return;
     }
+    MJ_LOG(JR00120, v->s, 0, "journal-worker %d (pid %ld) %s when asked to stop", w->index,
+           (long)pid, how);
 }
 
 /* A process ended (the MPM reaped it): start it again after the back-off. */
@@ -427,14 +425,14 @@ static void ended(slot_t *w, int status)
     delay = w->backoff;
     w->backoff = w->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->backoff * 2;
     /* The MPM passes the exit status, or the signal number when one ended it. */
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v->s,
-                 "JR00101: journal-worker %d (pid %ld) ended with status %d%s; starting it "
-                 "again in %d s",
-                 w->index, (long)pid, status,
-                 status == EXIT_CANNOT_RUN ? " (it could not be run: see JR00105 or JR00106)"
-                 : status == 2             ? " (a configuration error: see its messages above)"
-                                           : "",
-                 delay);
+    MJ_LOG(JR00101, v->s, 0,
+           "journal-worker %d (pid %ld) ended with status %d%s; starting it "
+           "again in %d s",
+           w->index, (long)pid, status,
+           status == EXIT_CANNOT_RUN ? " (it could not be run: see JR00105 or JR00106)"
+           : status == 2             ? " (a configuration error: see its messages above)"
+                                     : "",
+           delay);
     apr_atomic_inc32(&census->restarts);
     spawn(v, w, delay);
 }
@@ -518,11 +516,11 @@ static apr_status_t stop_all(void *data)
     if (wait_all(v, apr_time_now() + STOP_GRACE) > 0) {
         for (i = 0; i < v->count; ++i) {
             if (v->slots[i].proc.pid > 0) {
-                ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v->s,
-                             "JR00103: journal-worker %d (pid %ld) did not stop within %d s "
-                             "of SIGTERM: killing it",
-                             v->slots[i].index, (long)v->slots[i].proc.pid,
-                             (int)apr_time_sec(STOP_GRACE));
+                MJ_LOG(JR00103, v->s, 0,
+                       "journal-worker %d (pid %ld) did not stop within %d s "
+                       "of SIGTERM: killing it",
+                       v->slots[i].index, (long)v->slots[i].proc.pid,
+                       (int)apr_time_sec(STOP_GRACE));
                 kill(v->slots[i].proc.pid, SIGKILL);
             }
         }
@@ -551,15 +549,15 @@ static int attach_census(server_rec *s)
     if (!r->shm) {
         rv = apr_shm_create(&r->shm, sizeof(jr_worker_census_t), NULL, s->process->pool);
         if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
-                         "JR00109: cannot create the shared memory of the worker census");
+            MJ_LOG(JR00109, s, rv,
+                   "cannot create the shared memory of the worker census");
             return !OK;
         }
     }
     census = apr_shm_baseaddr_get(r->shm);
     memset((void *)census, 0, sizeof(*census)); /* the previous generation's are gone */
     for (sp = s; sp; sp = sp->next) {
-        mj_conf(sp)->core.workers = census;
+        mj_conf(sp)->workers = census;
     }
     return OK;
 }
@@ -572,7 +570,7 @@ static int is_executable(const char *path)
 
 static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const char *settings)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     supervisor_t *v = apr_pcalloc(pconf, sizeof(*v));
     int i;
     v->s = s;
@@ -592,7 +590,7 @@ static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const cha
 
 int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const char *settings = ap_runtime_dir_relative(pconf, SETTINGS_NAME);
     supervisor_t *v;
     int i, err;
@@ -604,7 +602,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_NORMAL) {
         return OK; /* apache2 -t and the configuration dumps start nothing */
     }
-    if (!c->worker) {
+    if (!c->worker_supervised) {
         if (settings) {
             unlink(settings);
         } /* left by a run with JournalWorker On: it holds DBDParams */
@@ -612,22 +610,23 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     if (!is_executable(c->worker_path)) {
         /* Not fatal: without AI configured the journal works without a worker. */
-        ap_log_error(APLOG_MARK, c->ai_endpoint || strcmp(c->worker_path, MJ_DEFAULT_WORKER_PATH)
-                                     ? APLOG_WARNING
-                                     : APLOG_INFO,
-                     0, s,
-                     "JR00100: JournalWorkerPath '%s' is not an executable file: no worker "
-                     "runs, so AI checks stay queued. Install journal-worker, set "
-                     "JournalWorkerPath, or set JournalWorker Off",
-                     c->worker_path);
+        MJ_LOG_AT(JR00100,
+                  c->ai_endpoint || strcmp(c->worker_path, jr_config_defaults.worker_path)
+                      ? JR_LOG_WARN
+                      : JR_LOG_INFO,
+                  s, 0,
+                  "JournalWorkerPath '%s' is not an executable file: no worker "
+                  "runs, so AI checks stay queued. Install journal-worker, set "
+                  "JournalWorkerPath, or set JournalWorker Off",
+                  c->worker_path);
         return OK;
     }
     apr_atomic_set32(&census->binary, 1);
     v = make_supervisor(pconf, s, settings);
     if ((err = settings ? write_settings(ptemp, s, settings, &v->ids) : ENOENT) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, err == EINVAL ? 0 : err, s,
-                     "JR00102: cannot write the worker settings file %s%s: no worker runs",
-                     settings ? settings : SETTINGS_NAME, err == EINVAL ? " (DBDParams or a path holds a line break)" : "");
+        MJ_LOG(JR00102, s, err == EINVAL ? 0 : err,
+               "cannot write the worker settings file %s%s: no worker runs",
+               settings ? settings : SETTINGS_NAME, err == EINVAL ? " (DBDParams or a path holds a line break)" : "");
         return OK;
     }
     apr_pool_cleanup_register(pconf, v, stop_all, apr_pool_cleanup_null);

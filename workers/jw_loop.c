@@ -161,7 +161,7 @@ static void db_failed(jw_t *w, const char *what)
     for (n = strlen(msg); n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '); --n) {
         msg[n - 1] = '\0'; /* libpq ends its messages with a newline */
     }
-    jr_log(JR_LOG_ERR, 0, "JR06030: %s failed (%s); trying again in %lld s", what, msg, delay);
+    JR_LOG(JR06030, 0, "%s failed (%s); trying again in %lld s", what, msg, delay);
     if (jr_db_ping(w->db) == APR_SUCCESS && jr_db_revalidate(w->db) == APR_SUCCESS) {
         jw_wake_reattach(w->wake);
     }
@@ -196,12 +196,12 @@ static int claim(jw_t *w, jr_ctx_t *ctx, const jw_handler_t *h, int free)
     if (h->claim(w, ctx, owner, free, got) != APR_SUCCESS) {
         return -1;
     }
-    jr_log(JR_LOG_DEBUG, 0, "JR06016: claimed %d of %d %s job(s) as %s", got->nelts, free,
+    JR_LOG(JR06016, 0, "claimed %d of %d %s job(s) as %s", got->nelts, free,
            h->queue->name, owner);
     for (i = 0; i < got->nelts; ++i) {
         jw_job_t *j = APR_ARRAY_IDX(got, i, jw_job_t *);
         if (h->start(w, j) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, 0, "JR06013: cannot start %s job %lld: giving it back",
+            JR_LOG(JR06013, 0, "cannot start %s job %lld: giving it back",
                    h->queue->name, j->job->id);
             h->release(w, ctx, j);
             apr_pool_destroy(j->pool);
@@ -343,7 +343,7 @@ static void renew(jw_t *w)
         } else {
             for (i = n - 1; i >= 0; --i) {
                 if (lost[i]) {
-                    jr_log(JR_LOG_WARN, 0, "JR06012: the lease of %s job %lld was lost: "
+                    JR_LOG(JR06012, 0, "the lease of %s job %lld was lost: "
                            "another worker has it now", (*h)->queue->name, jobs[i]->id);
                     job_drop(w, idx[i]);
                 }
@@ -382,7 +382,7 @@ static void release_all(jw_t *w)
         jw_job_t *j = APR_ARRAY_IDX(w->jobs, w->jobs->nelts - 1, jw_job_t *);
         scratch(w, &ctx, &tmp);
         if (j->h->release(w, &ctx, j) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, 0, "JR06014: cannot give %s job %lld back: it returns to the "
+            JR_LOG(JR06014, 0, "cannot give %s job %lld back: it returns to the "
                    "queue when its lease ends", j->h->queue->name, j->job->id);
         } else {
             ++back;
@@ -391,8 +391,8 @@ static void release_all(jw_t *w)
         job_drop(w, w->jobs->nelts - 1);
     }
     if (w->finished_stopping + back > 0) {
-        jr_log(JR_LOG_INFO, 0, "JR06015: stopping: %d job(s) finished, %d given back",
-               w->finished_stopping, back);
+        JR_LOG(JR06015, 0, "stopping: %d job(s) finished, %d given back", w->finished_stopping,
+               back);
     }
 }
 
@@ -491,7 +491,7 @@ static void turn(jw_t *w)
     if (jw_stop_requested && !w->stopping) {
         w->stopping = 1;
         w->stop_at = now + apr_time_from_sec(STOP_GRACE);
-        jr_log(JR_LOG_INFO, 0, "JR06004: stopping: no new claims, %d job(s) in flight",
+        JR_LOG(JR06004, 0, "stopping: no new claims, %d job(s) in flight",
                w->jobs->nelts);
     }
     collect(w);
@@ -534,13 +534,13 @@ static int open_db(jw_t *w)
     int version = 0, need;
     if (jr_db_open(&w->db, w->pool, w->set->db_driver, w->set->db_params, &err) !=
         APR_SUCCESS) {
-        jr_log(JR_LOG_ERR, 0, "JR06002: %s", err);
+        JR_LOG(JR06002, 0, "%s", err);
         return 1;
     }
     need = jr_migrate_latest(w->db->dialect);
     if (jr_migrate_current(w->db, w->pool, &version, &err) != APR_SUCCESS || version < need) {
-        jr_log(JR_LOG_ERR, 0,
-               "JR06003: the database schema is version %d, this worker needs %d: httpd "
+        JR_LOG(JR06003, 0,
+               "the database schema is version %d, this worker needs %d: httpd "
                "applies the migrations at startup (or journal-admin migrate)",
                version, need);
         return 1;
@@ -582,11 +582,11 @@ int jw_run(apr_pool_t *p, const jw_settings_t *s, const jw_options_t *o)
     w.set = s;
     w.opt = o;
     if ((rc = setup(&w)) == 0) {
-        jr_log(JR_LOG_INFO, 0, "JR06001: worker %d started (%s, AI %s)", o->instance,
+        JR_LOG(JR06001, 0, "worker %d started (%s, AI %s)", o->instance,
                s->db_driver, s->ai_endpoint ? "configured" : "not configured: AI jobs stay queued");
         w.poll_at = apr_time_now(); /* the first turn looks at once and reclaims */
         loop(&w);
-        jr_log(JR_LOG_INFO, 0, "JR06005: worker %d stopped", o->instance);
+        JR_LOG(JR06005, 0, "worker %d stopped", o->instance);
     }
     if (w.multi) {
         curl_multi_cleanup(w.multi);

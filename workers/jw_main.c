@@ -20,23 +20,7 @@
 #include "jr_util.h"
 #include "jw.h"
 
-static jr_log_level_e max_level = JR_LOG_WARN;
 static int signal_pipe[2] = {-1, -1};
-
-/* One line per message on standard error, which is httpd's error log when httpd runs us. */
-static void log_sink(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
-{
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    if (level > max_level) {
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        char err[120];
-        fprintf(stderr, "[%s] %s (%s)\n", names[level], msg, apr_strerror(rv, err, sizeof(err)));
-    } else {
-        fprintf(stderr, "[%s] %s\n", names[level], msg);
-    }
-}
 
 static void on_signal(int sig)
 {
@@ -124,8 +108,8 @@ static int parse_args(apr_pool_t *p, int argc, const char *const *argv, args_t *
         }
         if ((opt == 'i' && jr_parse_int64(arg, 0, 1000, &a->instance) != 0) ||
             (opt == 'd' && jr_parse_int64(arg, 0, 3600, &a->delay) != 0)) {
-            fprintf(stderr, "[error] JR06006: --%s: '%s' is not a valid number\n",
-                    opt == 'i' ? "instance" : "delay", arg);
+            JR_LOG(JR06006, 0, "--%s: '%s' is not a valid number",
+                   opt == 'i' ? "instance" : "delay", arg);
             return JW_EXIT_CONFIG;
         }
         if (opt == 'c') {
@@ -153,12 +137,14 @@ int main(int argc, const char *const *argv)
         return 1;
     }
     atexit(apr_terminate);
-    jr_log_set(log_sink, NULL);
+    /* Standard error (httpd's error log when httpd runs us), warnings and errors until the
+     * settings name log_level. */
+    jr_log_set(NULL, NULL, JR_LOG_WARN);
     if ((rc = parse_args(p, argc, argv, &a)) != 0) {
         return rc < 0 ? 0 : rc;
     }
     if (install_signals() != 0) {
-        jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
+        JR_LOG(JR06008, errno, "cannot initialise the process");
         return 1;
     }
     wait_delay(a.delay);
@@ -166,12 +152,12 @@ int main(int argc, const char *const *argv)
         return 0;
     }
     if ((err = jw_settings_load(p, a.config, &s)) != NULL) {
-        jr_log(JR_LOG_ERR, 0, "JR06007: configuration error: %s", err);
+        JR_LOG(JR06007, 0, "configuration error: %s", err);
         return JW_EXIT_CONFIG;
     }
-    max_level = s.log_level;
+    jr_log_set(NULL, NULL, s.log_level);
     if (jr_crypt_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
+        JR_LOG(JR06008, errno, "cannot initialise the process");
         return 1;
     }
     jr_db_global_init();

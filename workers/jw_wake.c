@@ -51,7 +51,7 @@ static apr_status_t listen_pg(jw_wake_t *w)
     ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     PQclear(res);
     if (!ok) {
-        jr_log(JR_LOG_ERR, 0, "JR06020: LISTEN %s failed: %s", w->channel, PQerrorMessage(conn));
+        JR_LOG(JR06020, 0, "LISTEN %s failed: %s", w->channel, PQerrorMessage(conn));
         return APR_EGENERAL;
     }
     w->fd = PQsocket(conn);
@@ -69,8 +69,8 @@ static apr_status_t watch_sqlite(jw_wake_t *w, apr_pool_t *p, const char *path)
     w->base_len = strlen(w->base);
     if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
         inotify_add_watch(w->fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-        jr_log(JR_LOG_WARN, errno,
-               "JR06021: cannot watch the database directory %s: jobs are found by the %d s "
+        JR_LOG(JR06021, errno,
+               "cannot watch the database directory %s: jobs are found by the %d s "
                "safety poll only",
                dir, JW_SAFETY_POLL);
         if (w->fd >= 0) {

@@ -43,7 +43,7 @@ static apr_status_t rollback_on_cleanup(void *data)
 {
     jr_db_t *db = data;
     if (db->in_tx) {
-        jr_log(JR_LOG_WARN, 0, "JR01001: rolling back a transaction left open by a request");
+        JR_LOG(JR01001, 0, "rolling back a transaction left open by a request");
         jr_db_rollback(db);
     }
     return APR_SUCCESS;
@@ -81,8 +81,8 @@ static int sqlite_foreign_keys(sqlite3 *conn)
     sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, -1, &on);
     if (!on) {
         if (sqlite3_next_stmt(conn, NULL)) {
-            jr_log(JR_LOG_WARN, 0,
-                   "JR01022: SQLite connection to %s opened without foreign keys after statements "
+            JR_LOG(JR01022, 0,
+                   "SQLite connection to %s opened without foreign keys after statements "
                    "were prepared on it; turning them on now makes the statements of other "
                    "mod_dbd users fail on this connection",
                    sqlite3_db_filename(conn, "main"));
@@ -104,7 +104,7 @@ apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *h
                               "PRAGMA synchronous = NORMAL;",
                               NULL, NULL, &msg);
         if (rc != SQLITE_OK || !sqlite_foreign_keys(conn)) {
-            jr_log(JR_LOG_ERR, 0, "JR01002: SQLite connection setup failed: %s",
+            JR_LOG(JR01002, 0, "SQLite connection setup failed: %s",
                    msg ? msg : sqlite3_errmsg(conn));
             sqlite3_free(msg);
             return APR_EGENERAL;
@@ -328,7 +328,7 @@ static int prepare_one(jr_stmt_cache_t *c, const jr_stmt_def_t *d, sqlite3 *conn
                              (apr_dbd_prepared_t **)&stmt);
     }
     if (rc != 0) {
-        jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", d->label,
+        JR_LOG(JR01003, 0, "cannot prepare statement %s: %s", d->label,
                conn ? sqlite3_errmsg(conn) : apr_dbd_error(c->driver, c->handle, rc));
         return rc;
     }
@@ -416,12 +416,12 @@ jr_db_t *jr_db_use(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *han
     apr_pool_userdata_get(&found, JR_STMT_CACHE_KEY, conn_pool);
     c = found;
     if (c && c->handle == handle && c->dialect == JR_DB_PGSQL && pg_session_changed(c)) {
-        jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+        JR_LOG(JR01008, 0, "database session was reset; preparing statements again");
         apr_pool_destroy(c->pool);
         c = NULL;
     } else if (!c || c->handle != handle) {
-        jr_log(JR_LOG_WARN, 0, "JR01021: the module's statements were not prepared when this "
-                               "database connection opened; preparing them now");
+        JR_LOG(JR01021, 0, "the module's statements were not prepared when this "
+                           "database connection opened; preparing them now");
         c = NULL;
     }
     /* Under conn_pool the statements live as long as the connection: its subpools go before
@@ -438,7 +438,7 @@ apr_status_t jr_db_revalidate(jr_db_t *db)
     if (!db->cache || db->dialect != JR_DB_PGSQL || !pg_session_changed(db->cache)) {
         return APR_SUCCESS;
     }
-    jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+    JR_LOG(JR01008, 0, "database session was reset; preparing statements again");
     return prepare_catalog(db->cache);
 }
 
@@ -460,7 +460,7 @@ static void *lookup(jr_db_t *db, const char *label)
 {
     void *stmt = apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING);
     if (!stmt) {
-        jr_log(JR_LOG_ERR, 0, "JR01004: statement %s is not prepared on this connection", label);
+        JR_LOG(JR01004, 0, "statement %s is not prepared on this connection", label);
     }
     return stmt;
 }
@@ -470,7 +470,7 @@ static void note_error(jr_db_t *db, apr_pool_t *p, const char *label, int rc)
     const char *msg = apr_dbd_error(db->driver, db->handle, rc);
     db->last_error = apr_pstrdup(p, msg ? msg : "unknown database error");
     if (!jr_db_unique_violation(db)) {
-        jr_log(JR_LOG_ERR, 0, "JR01005: statement %s failed: %s", label, db->last_error);
+        JR_LOG(JR01005, 0, "statement %s failed: %s", label, db->last_error);
     }
 }
 
@@ -491,7 +491,7 @@ static void sq_error(jr_db_t *db, apr_pool_t *p, const char *label, sqlite3_stmt
     const char *msg = sqlite3_errmsg(sqlite3_db_handle(st));
     db->last_error = apr_pstrdup(p, msg ? msg : "unknown database error");
     if (!jr_db_unique_violation(db)) {
-        jr_log(JR_LOG_ERR, 0, "JR01005: statement %s failed: %s", label, db->last_error);
+        JR_LOG(JR01005, 0, "statement %s failed: %s", label, db->last_error);
     }
     sqlite3_reset(st);
 }
@@ -503,7 +503,7 @@ jr_db_column_text_fn *jr_db_test_column_text;
 static apr_status_t read_failure(jr_db_t *db, const char *label, const char *what)
 {
     db->last_error = what;
-    jr_log(JR_LOG_ERR, 0, "JR01020: statement %s failed: %s", label, what);
+    JR_LOG(JR01020, 0, "statement %s failed: %s", label, what);
     return APR_EGENERAL;
 }
 
@@ -755,7 +755,7 @@ static apr_status_t plain(jr_db_t *db, const char *sql)
         sqlite3 *conn = apr_dbd_native_handle(db->driver, db->handle);
         if (sqlite3_exec(conn, sql, NULL, NULL, NULL) != SQLITE_OK) {
             db->last_error = sqlite3_errmsg(conn);
-            jr_log(JR_LOG_ERR, 0, "JR01006: %s failed: %s", sql, db->last_error);
+            JR_LOG(JR01006, 0, "%s failed: %s", sql, db->last_error);
             return APR_EGENERAL;
         }
         return APR_SUCCESS;
@@ -764,7 +764,7 @@ static apr_status_t plain(jr_db_t *db, const char *sql)
     if (rc != 0) {
         const char *msg = apr_dbd_error(db->driver, db->handle, rc);
         db->last_error = msg;
-        jr_log(JR_LOG_ERR, 0, "JR01006: %s failed: %s", sql, msg ? msg : "?");
+        JR_LOG(JR01006, 0, "%s failed: %s", sql, msg ? msg : "?");
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
@@ -835,7 +835,7 @@ static int col_index(const jr_rows_t *r, const char *col)
             return c;
         }
     }
-    jr_log(JR_LOG_ERR, 0, "JR01007: result has no column %s", col);
+    JR_LOG(JR01007, 0, "result has no column %s", col);
     return -1;
 }
 
