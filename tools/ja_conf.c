@@ -122,7 +122,7 @@ static int read_dir(reader_t *r, const char *dir, int depth)
     }
     for (i = 0; i < n; ++i) {
         if (rc == 0) {
-            rc = read_path(r, apr_pstrcat(r->p, dir, "/", list[i]->d_name, NULL), depth);
+            rc = read_path(r, apr_pstrcat(r->p, dir, "/", list[i]->d_name, NULL), depth + 1);
         }
         free(list[i]);
     }

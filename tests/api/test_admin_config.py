@@ -153,6 +153,16 @@ def test_include_loop_stops(tree):
     assert "include loop" in proc.stderr
 
 
+def test_directory_that_contains_itself_stops(tree):
+    d = tree / "extra"
+    d.mkdir()
+    (d / "again").symlink_to(".")
+    (tree / "mods-enabled" / "journal.conf").write_text("Include extra\n")
+    proc = create("iris", "--config", str(tree / "apache2.conf"))
+    assert proc.returncode == 1
+    assert "include loop" in proc.stderr
+
+
 def test_precedence_params_then_config_then_environment(tree):
     from_conf, from_env, from_cli = (tree / "data" / n for n in ("conf.db", "env.db", "cli.db"))
     (tree / "mods-enabled" / "journal.conf").write_text(
