@@ -40,6 +40,7 @@
 typedef struct {
     apr_uint64_t seq;
     jr_stream_event_t ev; /* strings owned by the ring (malloc) */
+    char *message;        /* the SSE message, formatted once for every stream */
 } ring_ev_t;
 
 typedef struct stream {
@@ -104,15 +105,16 @@ static void conn_close(conn_t *c, server_rec *s)
 
 /* ---- the notifier --------------------------------------------------------------------- */
 
-static void ring_put(const jr_stream_event_t *ev)
+static void ring_put(apr_pool_t *p, const jr_stream_event_t *ev)
 {
     ring_ev_t *slot = &N.ring[N.next_seq % RING];
     free((void *)slot->ev.type);
-    free((void *)slot->ev.payload);
+    free(slot->message);
     slot->seq = N.next_seq++;
     slot->ev = *ev;
     slot->ev.type = strdup(ev->type);
-    slot->ev.payload = strdup(ev->payload);
+    slot->ev.payload = NULL; /* the message holds it */
+    slot->message = strdup(jr_sse_message(p, ev->id, ev->type, ev->payload));
 }
 
 /* Reads the rows after max_seen into the ring and wakes the streams. */
@@ -138,7 +140,7 @@ static void fetch_new(apr_pool_t *p)
         for (i = 0; i < rows->nelts && N.primed; ++i) {
             jr_stream_event_t *ev = &APR_ARRAY_IDX(rows, i, jr_stream_event_t);
             if (ev->id > N.max_seen) {
-                ring_put(ev);
+                ring_put(p, ev);
                 N.max_seen = ev->id;
             }
         }
@@ -259,6 +261,11 @@ int mj_sse_post_config(apr_pool_t *pconf, server_rec *s)
     return mj_redis_post_config(pconf, s);
 }
 
+static int reserve_of(int threads)
+{
+    return threads / 8 > 16 ? threads / 8 : 16;
+}
+
 void mj_sse_child_init(apr_pool_t *pchild, server_rec *s)
 {
     int threads = 0;
@@ -268,8 +275,9 @@ void mj_sse_child_init(apr_pool_t *pchild, server_rec *s)
     apr_pool_create(&N.pool, pchild);
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
     N.cap = mj_conf(s)->stream_max;
-    if (threads > 0 && N.cap > threads * 3 / 4) {
-        N.cap = threads * 3 / 4 > 0 ? threads * 3 / 4 : 1;
+    /* An eighth of the threads, and at least 16, always serve ordinary requests. */
+    if (threads > 0 && N.cap > threads - reserve_of(threads)) {
+        N.cap = threads - reserve_of(threads) > 0 ? threads - reserve_of(threads) : 1;
     }
     if ((rv = apr_thread_mutex_create(&N.mu, APR_THREAD_MUTEX_DEFAULT, N.pool)) != APR_SUCCESS ||
         (rv = apr_thread_cond_create(&N.cond, N.pool)) != APR_SUCCESS ||
@@ -339,6 +347,7 @@ static int out(sse_t *x, const char *text)
     return ap_rputs(text, r) >= 0 && ap_rflush(r) >= 0 && !r->connection->aborted;
 }
 
+/* Sends a row read from the database, when the user may see it. */
 static int send_event(sse_t *x, const jr_stream_event_t *ev)
 {
     if (ev->id <= x->floor) {
@@ -435,10 +444,14 @@ static int wait_for_events(sse_t *x, apr_time_t due, apr_array_header_t *got, in
     go_on = !N.stopping && !x->self.closed;
     *lagged = N.next_seq - x->cursor > RING;
     for (; go_on && !*lagged && x->cursor < N.next_seq; ++x->cursor) {
-        jr_stream_event_t *ev = apr_array_push(got);
-        *ev = N.ring[x->cursor % RING].ev;
-        ev->type = apr_pstrdup(x->iter, ev->type);
-        ev->payload = apr_pstrdup(x->iter, ev->payload);
+        const ring_ev_t *slot = &N.ring[x->cursor % RING];
+        ring_ev_t *copy = apr_array_push(got);
+        /* Only what this user may see is copied, and the message is formatted already. */
+        copy->ev = slot->ev;
+        copy->message = slot->ev.id > x->floor && jr_stream_visible(&x->ctx, x->kind, &slot->ev)
+                            ? apr_pstrdup(x->iter, slot->message)
+                            : NULL;
+        copy->ev.type = NULL;
     }
     apr_thread_mutex_unlock(N.mu);
     return go_on;
@@ -453,7 +466,7 @@ static void run(sse_t *x)
     while (ok) {
         apr_array_header_t *got;
         apr_pool_clear(x->iter);
-        got = apr_array_make(x->iter, 16, sizeof(jr_stream_event_t));
+        got = apr_array_make(x->iter, 16, sizeof(ring_ev_t));
         if (!wait_for_events(x, due, got, &lagged)) {
             break;
         }
@@ -461,7 +474,11 @@ static void run(sse_t *x)
             ok = replay(x);
         }
         for (i = 0; ok && i < got->nelts; ++i) {
-            ok = send_event(x, &APR_ARRAY_IDX(got, i, jr_stream_event_t));
+            const ring_ev_t *e = &APR_ARRAY_IDX(got, i, ring_ev_t);
+            if (e->ev.id > x->floor) {
+                x->last = x->floor = e->ev.id;
+                ok = !e->message || out(x, e->message);
+            }
         }
         if (ok && apr_time_now() >= due) {
             ok = out(x, ": heartbeat\n\n");
