@@ -163,19 +163,48 @@ static const char *check_ai_model(cmd_parms *cmd, const char *arg, const char **
     return NULL;
 }
 
-static const char *check_ai_key_file(cmd_parms *cmd, const char *arg, const char **value)
+/* A file that holds a secret: it must exist when the configuration is read. */
+static const char *secret_file(cmd_parms *cmd, const char *arg, const char **value,
+                               const char *what)
 {
     const char *path = ap_server_root_relative(cmd->pool, arg);
     apr_finfo_t fi;
     if (!*arg || !path || strpbrk(path, "\r\n")) {
-        return apr_psprintf(cmd->pool, "JournalAIKeyFile: invalid path '%s'", arg);
+        return apr_psprintf(cmd->pool, "%s: invalid path '%s'", cmd->cmd->name, arg);
     }
     if (apr_stat(&fi, path, APR_FINFO_TYPE, cmd->pool) != APR_SUCCESS || fi.filetype != APR_REG) {
-        return apr_psprintf(cmd->pool, "JournalAIKeyFile: '%s' is not an existing file: use a "
-                                       "file that holds the API key",
-                            path);
+        return apr_psprintf(cmd->pool, "%s: '%s' is not an existing file: use a "
+                                       "file that holds %s",
+                            cmd->cmd->name, path, what);
     }
     *value = path;
+    return NULL;
+}
+
+static const char *check_ai_key_file(cmd_parms *cmd, const char *arg, const char **value)
+{
+    return secret_file(cmd, arg, value, "the API key");
+}
+
+static const char *check_redis_password_file(cmd_parms *cmd, const char *arg,
+                                             const char **value)
+{
+    return secret_file(cmd, arg, value, "the password");
+}
+
+/* host:port (port 1-65535) or the absolute path of a unix socket. */
+static const char *check_redis(cmd_parms *cmd, const char *arg, const char **value)
+{
+    const char *colon = strrchr(arg, ':');
+    long long port;
+    if (arg[0] == '/' ? strpbrk(arg, "\r\n") != NULL
+                      : (!colon || colon == arg || strpbrk(arg, "/ \r\n") ||
+                         jr_parse_int64(colon + 1, 1, 65535, &port) != 0)) {
+        return apr_psprintf(cmd->pool, "JournalRedis: '%s' is not valid: use host:port (e.g. "
+                                       "127.0.0.1:6379) or the absolute path of a unix socket",
+                            arg);
+    }
+    *value = apr_pstrdup(cmd->pool, arg);
     return NULL;
 }
 

@@ -66,6 +66,16 @@ int mj_worker_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
                            server_rec *s);
 int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 
+/* mj_sse.c: the event streams */
+int mj_sse_post_config(apr_pool_t *pconf, server_rec *s);
+void mj_sse_child_init(apr_pool_t *pchild, server_rec *s);
+void mj_sse_register_hooks(void);
+
+/* mj_redis.c: publish/subscribe through Redis (JournalRedis) */
+int mj_redis_post_config(apr_pool_t *pconf, server_rec *s);
+void mj_redis_child_init(apr_pool_t *pchild, void (*on_message)(void));
+void mj_redis_publish(void);
+
 /* mj_http.c */
 int mj_handler(request_rec *r);
 

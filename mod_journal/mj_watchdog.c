@@ -8,6 +8,7 @@
 #include <mod_watchdog.h>
 
 #include "jr_events.h"
+#include "jr_notif.h"
 #include "jr_ops.h"
 #include "jr_storage.h"
 #include "mj_private.h"
@@ -66,6 +67,8 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         ctx.db = db;
         jr_trash_purge_expired(&ctx);
         jr_events_trim(&ctx, conf->event_retention);
+        jr_notif_purge(&ctx);
+        jr_chat_purge(&ctx);
     }
     dbd_close_fn(s, dbd);
     return APR_SUCCESS;

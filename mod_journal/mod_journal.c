@@ -56,7 +56,7 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
-    if (mj_watchdog_post_config(pconf, s) != OK) {
+    if (mj_watchdog_post_config(pconf, s) != OK || mj_sse_post_config(pconf, s) != OK) {
         return !OK;
     }
     return mj_worker_post_config(pconf, ptemp, s);
@@ -70,6 +70,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     jr_magic_init(p);
     json_object_seed(0);
     mj_shm_child_init(p, s);
+    mj_sse_child_init(p, s);
 }
 
 /* 1 when the merged per-directory configuration hands the request to our handler
@@ -120,6 +121,7 @@ static void mj_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(mj_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(mj_handler, NULL, NULL, APR_HOOK_MIDDLE);
     mj_db_register();
+    mj_sse_register_hooks();
 }
 
 /* The only exported symbol (the build hides everything else). */

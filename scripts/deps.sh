@@ -11,7 +11,8 @@ libaprutil1-dbd-sqlite3 libaprutil1-dbd-pgsql \
 libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-dev libmagic-dev \
 check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
-wrk curl"
+wrk curl \
+libhiredis-dev redis-server chromium"
 [ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 [ "${1:-}" != deb ] || PKGS="$PKGS debhelper dpkg-dev fakeroot lintian"
 
@@ -35,6 +36,6 @@ apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing
 # Debian starts the distribution's services on install; this project runs its own.
-for svc in apache2 postgresql; do
+for svc in apache2 postgresql redis-server; do
     if command -v service >/dev/null 2>&1; then service "$svc" stop >/dev/null 2>&1 || true; fi
 done

@@ -7,6 +7,7 @@
 #include "jr_counters.h"
 #include "jr_json.h"
 #include "jr_log.h"
+#include "jr_notif.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -88,7 +89,10 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
         (rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
                          JR_ARGS(subject, reason, now, until))) != APR_SUCCESS ||
         (rv = jr_audit_ref(ctx, "ban", "ip", subject,
-                           jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS) {
+                           jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS ||
+        (rv = jr_notify(ctx, "ban.created", 0, "ip_ban", 0, "IP address banned",
+                        apr_psprintf(p, "%s until %s (%s)", subject, until, reason))) !=
+            APR_SUCCESS) {
         jr_db_rollback(ctx->db);
         return rv;
     }

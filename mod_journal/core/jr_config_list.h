@@ -110,7 +110,15 @@ X(ai_timeout, int, "JournalAITimeout", DURATION, MAIN, 1, 3600, 60,             
   "a duration from 1s to 1h (seconds, or a number with s, m or h)",                                \
   "Timeout of one request to the AI endpoint")                                                     \
 X(ai_concurrency, int, "JournalAIConcurrency", INT, MAIN, 1, 256, 4, "an integer from 1 to 256",   \
-  "AI requests in flight per worker process")
+  "AI requests in flight per worker process")                                                     \
+X(stream_max, int, "JournalStreamMax", INT, ANY, 1, 100000, 48, "an integer from 1 to 100000",     \
+  "Event streams one httpd child holds at most (an eighth of ThreadsPerChild is kept free)")      \
+X(stream_heartbeat, int, "JournalStreamHeartbeat", DURATION, ANY, 1, 300, 15,                      \
+  "a duration from 1s to 5m", "Interval of the comment line that keeps an event stream alive")    \
+X(redis, const char *, "JournalRedis", TEXT, MAIN, 0, 0, NULL, NULL,                               \
+  "Redis server (host:port, or the path of a unix socket) that carries event wake-ups")            \
+X(redis_password_file, const char *, "JournalRedisPasswordFile", TEXT, MAIN, 0, 0, NULL, NULL,     \
+  "File holding the password of the JournalRedis server")
 /* clang-format on */
 
 #endif

@@ -5,6 +5,8 @@
 #include "jr_events.h"
 #include "jr_jw.h"
 #include "jr_log.h"
+#include "jr_notif.h"
+#include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
@@ -53,9 +55,13 @@ static jr_rows_t *event_row(jr_ctx_t *ctx, const char *label, long long id)
 static apr_status_t emit(jr_ctx_t *ctx, const char *type, const jr_rows_t *r,
                          const char *entity_type, jr_jw_t *w)
 {
+    apr_status_t rv;
     jr_jw_obj_end(w);
-    return jr_event(ctx, type, jr_rows_int(r, 0, "branch_id", 0), entity_type,
-                    jr_rows_int(r, 0, "id", 0), jr_jw_done(w, NULL));
+    if ((rv = jr_event(ctx, type, jr_rows_int(r, 0, "branch_id", 0), entity_type,
+                       jr_rows_int(r, 0, "id", 0), jr_jw_done(w, NULL))) != APR_SUCCESS) {
+        return rv;
+    }
+    return jr_notify_event(ctx, type, r, entity_type);
 }
 
 #define KSTR(w, r, key, col) jr_jw_kstr((w), (key), jr_rows_get((r), 0, (col)))
@@ -116,17 +122,15 @@ apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_i
     return emit(ctx, type, r, "lesson_report", &w);
 }
 
-int jr_events_trim(jr_ctx_t *ctx, long long max_age)
+int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff)
 {
-    apr_pool_t *p = ctx->pool;
-    const char *cutoff = jr_iso_time(p, apr_time_now() - apr_time_from_sec(max_age));
     int n = 0, batch;
     do {
         batch = 0;
         if (jr_db_begin(ctx->db) != APR_SUCCESS) {
             return -1;
         }
-        if (jr_db_exec(ctx->db, p, "events_trim", &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
+        if (jr_db_exec(ctx->db, ctx->pool, label, &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
             jr_db_rollback(ctx->db);
             return -1;
         }
@@ -134,7 +138,23 @@ int jr_events_trim(jr_ctx_t *ctx, long long max_age)
             return -1;
         }
         n += batch;
-    } while (batch == 5000);
+    } while (batch == JR_PURGE_BATCH);
+    return n;
+}
+
+int jr_purge_days(jr_ctx_t *ctx, const char *label, const char *setting, long long *days)
+{
+    *days = 30;
+    jr_parse_int64(jr_setting(ctx, setting), 1, 3650, days);
+    return jr_purge_batched(
+        ctx, label, jr_iso_time(ctx->pool, apr_time_now() - apr_time_from_sec(*days * 86400)));
+}
+
+int jr_events_trim(jr_ctx_t *ctx, long long max_age)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *cutoff = jr_iso_time(p, apr_time_now() - apr_time_from_sec(max_age));
+    int n = jr_purge_batched(ctx, "events_trim", cutoff);
     if (n > 0) {
         JR_LOG(JR07001, 0, "housekeeping removed %d events older than %lld s", n,
                max_age);

@@ -21,6 +21,16 @@ apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
  * group_id, lesson_date, text, text_original). */
 apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_id);
 
+/* Runs a batched delete (a statement taking one cutoff time, deleting at most
+ * JR_PURGE_BATCH rows) in short transactions until a batch is short. The rows deleted, or
+ * -1 on a database error. */
+#define JR_PURGE_BATCH 5000
+int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff);
+
+/* The same with the cutoff "now minus the days of a retention setting" (a valid value of
+ * the setting, else its default); *days says which was used. */
+int jr_purge_days(jr_ctx_t *ctx, const char *label, const char *setting, long long *days);
+
 /* Deletes events older than max_age seconds, in its own transaction. The number deleted, or
  * -1 on a database error. */
 int jr_events_trim(jr_ctx_t *ctx, long long max_age);

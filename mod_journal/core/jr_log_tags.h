@@ -112,7 +112,18 @@
     /* jobs and events */                                                                     \
     X(JR07001, INFO)                                                                          \
     X(JR07002, WARN)                                                                          \
-    X(JR07003, WARN)
+    X(JR07003, WARN)                                                                          \
+    /* notifications and event streams */                                                     \
+    X(JR09000, INFO)                                                                          \
+    X(JR09001, ERR)                                                                           \
+    X(JR09002, WARN)                                                                          \
+    X(JR09003, ERR)                                                                           \
+    X(JR09004, WARN)                                                                          \
+    X(JR09005, INFO)                                                                          \
+    X(JR09006, ERR)                                                                           \
+    X(JR09007, ERR)                                                                           \
+    X(JR09008, ERR)                                                                           \
+    X(JR09009, INFO)
 /* clang-format on */
 
 #endif

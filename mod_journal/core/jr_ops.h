@@ -127,6 +127,26 @@ jr_op_fn jr_op_dashboard;
 /* jr_v1.c */
 jr_op_fn jr_op_v1_me;
 
+/* jr_notif.c */
+jr_op_fn jr_op_notif_types;
+jr_op_fn jr_op_notif_list;
+jr_op_fn jr_op_notif_unread_count;
+jr_op_fn jr_op_notif_read;
+jr_op_fn jr_op_notif_read_all;
+jr_op_fn jr_op_notif_delete;
+jr_op_fn jr_op_notif_clear;
+
+/* jr_stream.c */
+jr_op_fn jr_op_stream_ticket;
+
+/* jr_chat.c */
+jr_op_fn jr_op_chat_threads;
+jr_op_fn jr_op_chat_messages;
+jr_op_fn jr_op_chat_post;
+jr_op_fn jr_op_chat_read;
+/* Purges chat messages older than chat_retention_days; the number, or -1. */
+int jr_chat_purge(jr_ctx_t *ctx);
+
 /* Shared helpers. */
 
 /* Writes a lesson report row (all its columns) as JSON, topic_position included. */

@@ -103,6 +103,21 @@ const jr_route_t jr_routes_admin[] = {
     {"PUT", "/api/settings", jr_op_settings_put, SESSION, JR_BODY_JSON, ADMIN},
     {"GET", "/api/public-settings", jr_op_public_settings, NONE, JR_BODY_NONE, 0},
 
+    /* Notifications and live events (docs/events.md); the streams themselves,
+     * /api/notifications/stream and /api/chat/stream, are served by the glue (mj_sse.c). */
+    {"GET", "/api/notification-types", jr_op_notif_types, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/notifications", jr_op_notif_list, SESSION, JR_BODY_NONE, 0},
+    {"DELETE", "/api/notifications", jr_op_notif_clear, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/notifications/unread-count", jr_op_notif_unread_count, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/notifications/read-all", jr_op_notif_read_all, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/notifications/:id/read", jr_op_notif_read, SESSION, JR_BODY_NONE, 0},
+    {"DELETE", "/api/notifications/:id", jr_op_notif_delete, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/auth/stream-ticket", jr_op_stream_ticket, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/chat/threads", jr_op_chat_threads, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/chat/threads/:tutorId/messages", jr_op_chat_messages, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/chat/threads/:tutorId/messages", jr_op_chat_post, SESSION, JR_BODY_JSON, 0},
+    {"POST", "/api/chat/threads/:tutorId/read", jr_op_chat_read, SESSION, JR_BODY_NONE, 0},
+
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };
 

@@ -4,6 +4,7 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_notif.h"
 #include "jr_ops.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
@@ -57,6 +58,8 @@ typedef struct {
     "unchanged when there is nothing to correct; otherwise with changed true and the "      \
     "corrected text."
 
+#define NOTIFY_SWITCH(type, level, setting) {setting, S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+
 static const setting_def_t defs[] = {
     {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
     {"time_format", S_TEXT, "24h", 0, 3, "24h|12h", NULL, 1},
@@ -67,13 +70,8 @@ static const setting_def_t defs[] = {
     {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
     {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
     {"notify_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
-    {"notify_lesson.report", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_lesson.ai.formatted", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_entry.created", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_entry.ai.checked", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_photo.processed", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_security.ip_banned", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_backup", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+    /* One switch per notification type (notify_<type>, dots as underscores). */
+    JR_NOTIFY_TYPES(NOTIFY_SWITCH)
     {"photo_ai_face_mode", S_TEXT, "off", 0, 4, "off|face|all", NULL, 0},
     {"photo_ai_face_model", S_TEXT, "gfpgan", 0, 10, "gfpgan|codeformer", NULL, 0},
     {"photo_ai_device_pref", S_TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0},

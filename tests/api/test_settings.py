@@ -5,7 +5,7 @@ zone in particular)."""
 
 from harness import assert_error, assert_json, uniq
 
-SWITCHES = ["notify_enabled", "notify_lesson.report", "notify_lesson.ai.formatted",
+SWITCHES = ["notify_enabled", "notify_lesson_report", "notify_lesson_ai_formatted",
             "photo_worker_enabled"]
 RETENTION = ["chat_retention_days", "notify_retention_days", "trash_retention_days"]
 TF_TEXT = ["lesson_ai_enabled", "entry_ai_enabled"]
@@ -139,6 +139,7 @@ BAD = [
     ("photo_worker_enabled", 1),
     ("no_such_setting", "x"),
     ("notify_no.such.type", True),
+    ("notify_lesson.report", True),  # the names before the catalogue: dots are underscores
 ]
 
 

@@ -1,0 +1,351 @@
+/* See jr_notif.h. Who sees a notification is decided when it is read (by its branch), so a
+ * notification is one row whatever the number of recipients; per-user state (read, removed)
+ * lives in notification_marks, written only when a user acts. */
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "jr_events.h"
+#include "jr_jw.h"
+#include "jr_log.h"
+#include "jr_notif.h"
+#include "jr_ops.h"
+#include "jr_settings.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+
+typedef struct {
+    const char *type, *level, *setting;
+} notif_type_t;
+
+#define NOTIF_ROW(t, l, s) {t, l, s},
+static const notif_type_t types[] = {JR_NOTIFY_TYPES(NOTIF_ROW){NULL, NULL, NULL}};
+
+#define N_COLS                                                                             \
+    "SELECT n.id, n.type, n.level, n.title, n.body, n.entity_type, n.entity_id, n.branch_id," \
+    " n.created_at, m.read_at"
+/* The caller's notifications: user id, then the branch scope (twice). */
+#define N_VISIBLE(scope)                                                                   \
+    " FROM notifications n LEFT JOIN notification_marks m ON m.notification_id = n.id"     \
+    " AND m.user_id = " JR_INT " WHERE " scope " AND m.deleted_at IS NULL"
+/* unread ("1" or NULL), type twice, level twice. */
+#define N_FILTERS                                                                          \
+    " AND (CAST(%s AS TEXT) IS NULL OR m.read_at IS NULL)"                                 \
+    " AND (CAST(%s AS TEXT) IS NULL OR n.type = %s) AND (CAST(%s AS TEXT) IS NULL OR n.level = %s)"
+#define N_BOTH(label, head, tail)                                                          \
+    {label, head N_VISIBLE(JR_SCOPE_SQLITE("n.branch_id")) tail,                           \
+     head N_VISIBLE(JR_SCOPE_PG("n.branch_id")) tail}
+/* Marks for every visible notification the user has none for yet: user, time, scope. */
+#define N_MARK_NEW(col, scope)                                                             \
+    "INSERT INTO notification_marks (notification_id, user_id, " col ")"                   \
+    " SELECT n.id, " JR_INT ", %s FROM notifications n WHERE " scope                       \
+    " AND NOT EXISTS (SELECT 1 FROM notification_marks m WHERE m.notification_id = n.id"   \
+    " AND m.user_id = " JR_INT ")"
+#define N_MARK_ONE(col)                                                                    \
+    "INSERT INTO notification_marks (notification_id, user_id, " col ") VALUES (" JR_INT   \
+    ", " JR_INT ", %s) ON CONFLICT (user_id, notification_id) DO UPDATE SET " col          \
+    " = COALESCE(notification_marks." col ", excluded." col ")"
+
+const jr_stmt_def_t jr_stmts_notif[] = {
+    {"notif_insert",
+     "INSERT INTO notifications (type, level, title, body, entity_type, entity_id, branch_id,"
+     " created_at) VALUES (%s, %s, %s, %s, %s, " JR_INT ", " JR_INT ", %s) RETURNING id",
+     NULL},
+    N_BOTH("notif_list", N_COLS, N_FILTERS " ORDER BY n.id DESC LIMIT " JR_INT " OFFSET " JR_INT),
+    N_BOTH("notif_count", "SELECT COUNT(*) AS n", N_FILTERS),
+    N_BOTH("notif_get", N_COLS, " AND n.id = " JR_INT),
+    {"notif_mark_read", N_MARK_ONE("read_at"), NULL},
+    {"notif_mark_deleted", N_MARK_ONE("deleted_at"), NULL},
+    {"notif_read_new", N_MARK_NEW("read_at", JR_SCOPE_SQLITE("n.branch_id")),
+     N_MARK_NEW("read_at", JR_SCOPE_PG("n.branch_id"))},
+    {"notif_clear_new", N_MARK_NEW("deleted_at", JR_SCOPE_SQLITE("n.branch_id")),
+     N_MARK_NEW("deleted_at", JR_SCOPE_PG("n.branch_id"))},
+    {"notif_read_old",
+     "UPDATE notification_marks SET read_at = %s WHERE user_id = " JR_INT
+     " AND read_at IS NULL AND deleted_at IS NULL",
+     NULL},
+    {"notif_clear_old",
+     "UPDATE notification_marks SET deleted_at = %s WHERE user_id = " JR_INT
+     " AND deleted_at IS NULL",
+     NULL},
+    /* In batches, as the outbox trim: short write transactions. */
+    {"notif_purge",
+     "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < %s"
+     " ORDER BY id LIMIT 5000)",
+     NULL},
+    {"notif_tickets_purge", "DELETE FROM stream_tickets WHERE expires_at <= %s", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const notif_type_t *type_of(const char *type)
+{
+    const notif_type_t *t;
+    for (t = types; t->type && strcmp(t->type, type); ++t) {
+    }
+    return t->type ? t : NULL;
+}
+
+/* One notification as JSON; read_at is the caller's (NULL in a stream event: it is new). */
+static void write_record(jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    jr_jw_obj(w);
+    jr_jw_kint_text(w, "id", jr_rows_get(r, i, "id"));
+    jr_jw_kstr(w, "type", jr_rows_get(r, i, "type"));
+    jr_jw_kstr(w, "level", jr_rows_get(r, i, "level"));
+    jr_jw_kstr(w, "title", jr_rows_get(r, i, "title"));
+    jr_jw_kstr(w, "body", jr_rows_get(r, i, "body"));
+    jr_jw_kstr(w, "entity_type", jr_rows_get(r, i, "entity_type"));
+    jr_jw_kint_text(w, "entity_id", jr_rows_get(r, i, "entity_id"));
+    jr_jw_kint_text(w, "branch_id", jr_rows_get(r, i, "branch_id"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "read_at", jr_rows_get(r, i, "read_at"));
+    jr_jw_obj_end(w);
+}
+
+apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
+                       const char *entity_type, long long entity_id, const char *title,
+                       const char *body)
+{
+    apr_pool_t *p = ctx->pool;
+    const notif_type_t *t = type_of(type);
+    const char *now = jr_now_iso(p);
+    jr_rows_t *rows;
+    apr_status_t rv;
+    jr_jw_t w;
+
+    if (!t) {
+        return APR_EINVAL;
+    }
+    if (!jr_setting_on(ctx, "notify_enabled") || !jr_setting_on(ctx, t->setting)) {
+        return APR_SUCCESS;
+    }
+    if ((rv = jr_db_select(ctx->db, p, "notif_insert", &rows,
+                           JR_ARGS(type, t->level, title, body, entity_type,
+                                   jr_opt_i64(p, entity_id), jr_opt_i64(p, branch_id), now))) !=
+        APR_SUCCESS) {
+        return rv;
+    }
+    if (rows->nrows != 1) {
+        return APR_EGENERAL;
+    }
+    jr_jw_init(&w, p, 512);
+    jr_jw_obj(&w);
+    jr_jw_kint_text(&w, "id", jr_rows_get(rows, 0, "id"));
+    jr_jw_kstr(&w, "type", type);
+    jr_jw_kstr(&w, "level", t->level);
+    jr_jw_kstr(&w, "title", title);
+    jr_jw_kstr(&w, "body", body);
+    jr_jw_kstr(&w, "entity_type", entity_type);
+    jr_jw_kint_text(&w, "entity_id", jr_opt_i64(p, entity_id));
+    jr_jw_kint_text(&w, "branch_id", jr_opt_i64(p, branch_id));
+    jr_jw_kstr(&w, "created_at", now);
+    jr_jw_kstr(&w, "read_at", NULL);
+    jr_jw_obj_end(&w);
+    return jr_event(ctx, "notification", branch_id, "notification",
+                    jr_rows_int(rows, 0, "id", 0), jr_jw_done(&w, NULL));
+}
+
+apr_status_t jr_notify_event(jr_ctx_t *ctx, const char *event_type, const jr_rows_t *r,
+                             const char *entity_type)
+{
+    apr_pool_t *p = ctx->pool;
+    long long branch = jr_rows_int(r, 0, "branch_id", 0), id = jr_rows_int(r, 0, "id", 0);
+    const char *status = jr_rows_get(r, 0, "ai_status");
+    const char *what = !strcmp(entity_type, "entry") ? "journal entry" : "lesson report";
+
+    if (!strcmp(event_type, "entry.created")) {
+        return jr_notify(ctx, event_type, branch, entity_type, id, "New journal entry",
+                         apr_psprintf(p, "%s (group %s)", jr_rows_get(r, 0, "student_name"),
+                                      jr_rows_get(r, 0, "group_id")));
+    }
+    if (!strcmp(event_type, "lesson.report") || !strcmp(event_type, "lesson.ai.formatted")) {
+        return jr_notify(ctx, event_type, branch, entity_type, id,
+                         event_type[7] == 'r' ? "New lesson report"
+                                              : "Lesson report rewritten by the AI check",
+                         apr_psprintf(p, "Group %s, %s", jr_rows_get(r, 0, "group_id"),
+                                      jr_rows_get(r, 0, "lesson_date")));
+    }
+    if ((!strcmp(event_type, "ai_status") || !strcmp(event_type, "lesson_report_status")) &&
+        status && !strcmp(status, "failed")) {
+        const char *err = jr_rows_get(r, 0, "ai_error");
+        return jr_notify(ctx, "ai.failed", branch, entity_type, id, "AI text check failed",
+                         jr_psprintf(p, "The check of %s %lld failed: %s", what, id,
+                                      err ? err : "no answer"));
+    }
+    return APR_SUCCESS;
+}
+
+int jr_notif_purge(jr_ctx_t *ctx)
+{
+    long long days;
+    int n = jr_purge_days(ctx, "notif_purge", "notify_retention_days", &days);
+    if (n > 0) {
+        JR_LOG(JR09000, 0, "housekeeping removed %d notifications older than %lld days", n, days);
+    }
+    if (jr_purge_batched(ctx, "notif_tickets_purge", jr_now_iso(ctx->pool)) < 0) {
+        return -1;
+    }
+    return n;
+}
+
+/* ---- the endpoints ------------------------------------------------------------------- */
+
+/* The caller, then the scope: the arguments every visible-set statement starts with. */
+#define WHO(ctx) jr_i64((ctx)->pool, (ctx)->who.user_id), (ctx)->who.branch_json, (ctx)->who.branch_json
+
+apr_status_t jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    json_t *out = json_array();
+    int master = jr_setting_on(ctx, "notify_enabled");
+    const notif_type_t *t;
+    for (t = types; t->type; ++t) {
+        int branch = strncmp(t->type, "ban.", 4) && strncmp(t->type, "backup.", 7);
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:b, s:s}", "type", t->type,
+                                             "level", t->level, "switch", t->setting, "enabled",
+                                             master && jr_setting_on(ctx, t->setting),
+                                             "recipients", branch ? "admins, tutors of the branch"
+                                                                  : "admins"));
+    }
+    return jr_reply(res, ctx->pool, 200, out);
+}
+
+/* Reads the list filters; 0, or -1 with a 400 in res. */
+static int list_filters(jr_ctx_t *ctx, jr_result_t *res, const char **unread, const char **type,
+                        const char **level)
+{
+    const char *u = apr_table_get(ctx->query, "unread");
+    *type = apr_table_get(ctx->query, "type");
+    *level = apr_table_get(ctx->query, "level");
+    *unread = NULL;
+    if (u && (!strcmp(u, "1") || !strcmp(u, "true"))) {
+        *unread = "1";
+    } else if (u && strcmp(u, "0") && strcmp(u, "false")) {
+        jr_fail(res, ctx->pool, 400, "unread must be 1 or 0");
+        return -1;
+    }
+    if (*type && !type_of(*type)) {
+        jr_fail(res, ctx->pool, 400, "type: unknown notification type '%s'", *type);
+        return -1;
+    }
+    if (*level && strcmp(*level, "info") && strcmp(*level, "warning") && strcmp(*level, "error")) {
+        jr_fail(res, ctx->pool, 400, "level must be info, warning or error");
+        return -1;
+    }
+    return 0;
+}
+
+apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *unread, *type, *level;
+    long long limit, offset;
+    jr_rows_t *rows, *count;
+    jr_jw_t w;
+    int i;
+
+    if (jr_list_params(ctx, res, &limit, &offset) != 0 ||
+        list_filters(ctx, res, &unread, &type, &level) != 0) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_select(ctx->db, p, "notif_count", &count,
+                     JR_ARGS(WHO(ctx), unread, type, type, level, level)) != APR_SUCCESS ||
+        jr_db_select(ctx->db, p, "notif_list", &rows,
+                     JR_ARGS(WHO(ctx), unread, type, type, level, level, jr_i64(p, limit),
+                             jr_i64(p, offset))) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
+    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
+    for (i = 0; i < rows->nrows; ++i) {
+        write_record(&w, rows, i);
+    }
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+}
+
+apr_status_t jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    jr_rows_t *count;
+    if (jr_db_select(ctx->db, ctx->pool, "notif_count", &count,
+                     JR_ARGS(WHO(ctx), "1", NULL, NULL, NULL, NULL)) != APR_SUCCESS) {
+        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    }
+    return jr_reply(res, ctx->pool, 200,
+                    json_pack("{s:I}", "count", (json_int_t)jr_rows_int(count, 0, "n", 0)));
+}
+
+/* Marks one visible notification (read_at or deleted_at) and answers with the record. */
+static apr_status_t mark_one(jr_ctx_t *ctx, jr_result_t *res, const char *label, int answer)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *id = jr_i64(p, jr_param_id(ctx, "id"));
+    jr_rows_t *rows;
+    jr_jw_t w;
+
+    if (jr_db_select(ctx->db, p, "notif_get", &rows, JR_ARGS(WHO(ctx), id)) != APR_SUCCESS) {
+        return jr_fail(res, p, 503, "database unavailable");
+    }
+    if (rows->nrows != 1) {
+        return jr_fail(res, p, 404, "notification not found");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, label, NULL,
+                   JR_ARGS(id, jr_i64(p, ctx->who.user_id), jr_now_iso(p))) != APR_SUCCESS ||
+        (answer && jr_db_select(ctx->db, p, "notif_get", &rows, JR_ARGS(WHO(ctx), id)) !=
+                       APR_SUCCESS)) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (!answer) {
+        return jr_reply_ok(res, p);
+    }
+    jr_jw_init(&w, p, 512);
+    write_record(&w, rows, 0);
+    return jr_reply_jw(res, 200, &w);
+}
+
+/* Marks every visible notification of the caller; answers {ok, count}. */
+static apr_status_t mark_all(jr_ctx_t *ctx, jr_result_t *res, const char *new_label,
+                             const char *old_label)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *me = jr_i64(p, ctx->who.user_id), *now = jr_now_iso(p);
+    int added = 0, changed = 0;
+
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, old_label, &changed, JR_ARGS(now, me)) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, new_label, &added,
+                   JR_ARGS(me, now, ctx->who.branch_json, ctx->who.branch_json, me)) !=
+            APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", added + changed));
+}
+
+apr_status_t jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return mark_one(ctx, res, "notif_mark_read", 1);
+}
+
+apr_status_t jr_op_notif_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return mark_one(ctx, res, "notif_mark_deleted", 0);
+}
+
+apr_status_t jr_op_notif_read_all(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return mark_all(ctx, res, "notif_read_new", "notif_read_old");
+}
+
+apr_status_t jr_op_notif_clear(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    return mark_all(ctx, res, "notif_clear_new", "notif_clear_old");
+}

@@ -1,0 +1,42 @@
+/* Notifications: the catalogue of types, raising one in the caller's transaction, the
+ * per-user read marks and the retention purge (docs/events.md). */
+#ifndef JR_NOTIF_H
+#define JR_NOTIF_H
+
+#include "jr_ctx.h"
+#include "jr_db.h"
+
+/* The catalogue: X(type, level, switch setting). Who receives a type follows from the branch
+ * of its record: admins receive every notification, tutors those about records of their
+ * branches (ban and backup notifications have no branch: admins only). The settings of
+ * jr_settings.c are made from this list. */
+#define JR_NOTIFY_TYPES(X)                                        \
+    X("lesson.report", "info", "notify_lesson_report")             \
+    X("lesson.ai.formatted", "info", "notify_lesson_ai_formatted") \
+    X("entry.created", "info", "notify_entry_created")             \
+    X("ai.failed", "error", "notify_ai_failed")                    \
+    X("photo.done", "info", "notify_photo_done")                   \
+    X("photo.failed", "error", "notify_photo_failed")              \
+    X("ban.created", "warning", "notify_ban_created")              \
+    X("backup.created", "info", "notify_backup_created")           \
+    X("backup.restored", "warning", "notify_backup_restored")
+
+/* Raises a notification of a catalogue type in the caller's transaction, unless
+ * notify_enabled or the type's switch is off: a row in notifications and, for the streams,
+ * an outbox event "notification" whose payload is the record. branch_id 0: none (admins
+ * only); entity_id 0: none. APR_EINVAL for a type outside the catalogue. */
+apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
+                       const char *entity_type, long long entity_id, const char *title,
+                       const char *body);
+
+/* The notification an outbox event implies, if any ("entry.created", "lesson.report",
+ * "lesson.ai.formatted", and "ai.failed" for a status event whose status is failed). row:
+ * the record as jr_events.c read it. */
+apr_status_t jr_notify_event(jr_ctx_t *ctx, const char *event_type, const jr_rows_t *row,
+                             const char *entity_type);
+
+/* Deletes notifications older than notify_retention_days and expired stream tickets, in
+ * short transactions of their own. The number of notifications deleted, or -1. */
+int jr_notif_purge(jr_ctx_t *ctx);
+
+#endif

@@ -1,0 +1,208 @@
+/* See jr_stream.h. */
+#include <string.h>
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+
+#include "jr_auth.h"
+#include "jr_crypt.h"
+#include "jr_ops.h"
+#include "jr_stmts.h"
+#include "jr_stream.h"
+#include "jr_util.h"
+
+const jr_stmt_def_t jr_stmts_stream[] = {
+    {"ticket_insert",
+     "INSERT INTO stream_tickets (ticket_hash, session_hash, expires_at) VALUES (%s, %s, %s)",
+     NULL},
+    /* Used up by the one request that presents it, whichever child serves it. */
+    {"ticket_take",
+     "DELETE FROM stream_tickets WHERE ticket_hash = %s AND expires_at > %s"
+     " RETURNING session_hash",
+     NULL},
+    {"stream_session",
+     "SELECT s.user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id"
+     " WHERE s.token_hash = %s AND s.expires_at > %s AND u.active = 1",
+     NULL},
+    {"stream_sessions_valid",
+     "SELECT s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id"
+     " WHERE s.token_hash IN " JR_IN_JSON_SQLITE " AND s.expires_at > %s AND u.active = 1",
+     "SELECT s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id"
+     " WHERE s.token_hash IN (SELECT value FROM json_array_elements_text(CAST(%s AS json)))"
+     " AND s.expires_at > %s AND u.active = 1"},
+    {"stream_rows",
+     "SELECT id, type, branch_id, entity_id, payload FROM events WHERE id > " JR_INT
+     " ORDER BY id LIMIT " JR_INT,
+     NULL},
+    {"stream_bounds", "SELECT MIN(id) AS lo, MAX(id) AS hi FROM events", NULL},
+    {NULL, NULL, NULL},
+};
+
+apr_status_t jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *ticket = jr_new_token(p);
+    if (!ticket) {
+        return jr_fail(res, p, 500, "internal error");
+    }
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_db_exec(ctx->db, p, "ticket_insert", NULL,
+                   JR_ARGS(jr_sha256_hex(p, ticket, strlen(ticket)), ctx->who.session_hash,
+                           jr_iso_time(p, apr_time_now() + apr_time_from_sec(JR_TICKET_TTL)))) !=
+        APR_SUCCESS) {
+        return jr_tx_fail(ctx, res, NULL);
+    }
+    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    return jr_reply(res, p, 201,
+                    json_pack("{s:s, s:i}", "ticket", ticket, "expires_in", JR_TICKET_TTL));
+}
+
+/* The session a ticket was made from (its hash), the ticket deleted; NULL when the ticket is
+ * unknown, used or expired. */
+static const char *take_ticket(jr_ctx_t *ctx, const char *ticket, apr_status_t *rv)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows = NULL;
+    if ((*rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
+        return NULL;
+    }
+    if ((*rv = jr_db_select(ctx->db, p, "ticket_take", &rows,
+                            JR_ARGS(jr_sha256_hex(p, ticket, strlen(ticket)), jr_now_iso(p)))) !=
+        APR_SUCCESS) {
+        jr_db_rollback(ctx->db);
+        return NULL;
+    }
+    if ((*rv = jr_db_commit(ctx->db)) != APR_SUCCESS) {
+        return NULL;
+    }
+    return rows->nrows == 1 ? jr_rows_get(rows, 0, "session_hash") : NULL;
+}
+
+static int identify_by_ticket(jr_ctx_t *ctx, const char *ticket, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_array_header_t *branches;
+    const char *hash;
+    jr_rows_t *rows;
+    apr_status_t rv;
+
+    if (!(hash = take_ticket(ctx, ticket, &rv)) && rv == APR_SUCCESS) {
+        jr_fail(res, p, 401, "invalid, used or expired ticket");
+        return 0;
+    }
+    if (!hash ||
+        jr_db_select(ctx->db, p, "stream_session", &rows, JR_ARGS(hash, jr_now_iso(p))) !=
+            APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    if (rows->nrows != 1) {
+        jr_fail(res, p, 401, "the ticket's session has ended");
+        return 0;
+    }
+    ctx->who.authenticated = 1;
+    ctx->who.user_id = jr_rows_int(rows, 0, "user_id", 0);
+    ctx->who.username = jr_rows_get(rows, 0, "username");
+    ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
+    ctx->who.session_hash = hash;
+    if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
+        jr_fail(res, p, 503, "database unavailable");
+        return 0;
+    }
+    jr_identity_set_branches(ctx, branches);
+    return 1;
+}
+
+int jr_stream_identify(jr_ctx_t *ctx, const char *token, const char *ticket, jr_result_t *res)
+{
+    if (ticket && *ticket && !(token && *token)) {
+        return identify_by_ticket(ctx, ticket, res);
+    }
+    return jr_auth_session(ctx, token, res);
+}
+
+int jr_stream_visible(const jr_ctx_t *ctx, jr_stream_kind_e kind, const jr_stream_event_t *ev)
+{
+    if (kind == JR_STREAM_CHAT) {
+        if (strcmp(ev->type, "chat_message") && strcmp(ev->type, "chat_read")) {
+            return 0;
+        }
+        return ctx->who.role == JR_ROLE_ADMIN || ev->entity_id == ctx->who.user_id;
+    }
+    if (strcmp(ev->type, "notification") && strcmp(ev->type, "ai_status") &&
+        strcmp(ev->type, "lesson_report_status")) {
+        return 0;
+    }
+    if (ctx->who.role == JR_ROLE_ADMIN) {
+        return 1;
+    }
+    /* A tutor: only records of their branches; an event without a branch is for admins. */
+    return ev->branch_id != 0 && jr_branch_visible(ctx, ev->branch_id);
+}
+
+apr_status_t jr_stream_rows(jr_db_t *db, apr_pool_t *p, long long after, int max,
+                            apr_array_header_t **out)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+    *out = apr_array_make(p, 16, sizeof(jr_stream_event_t));
+    if ((rv = jr_db_select(db, p, "stream_rows", &rows,
+                           JR_ARGS(jr_i64(p, after), jr_i64(p, max)))) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        jr_stream_event_t *ev = apr_array_push(*out);
+        ev->id = jr_rows_int(rows, i, "id", 0);
+        ev->type = jr_rows_get(rows, i, "type");
+        ev->branch_id = jr_rows_int(rows, i, "branch_id", 0);
+        ev->entity_id = jr_rows_int(rows, i, "entity_id", 0);
+        ev->payload = jr_rows_get(rows, i, "payload");
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_stream_bounds(jr_db_t *db, apr_pool_t *p, long long *lo, long long *hi)
+{
+    jr_rows_t *rows;
+    apr_status_t rv = jr_db_select(db, p, "stream_bounds", &rows, JR_NOARGS);
+    *lo = *hi = 0;
+    if (rv == APR_SUCCESS && rows->nrows == 1) {
+        *lo = jr_rows_int(rows, 0, "lo", 0);
+        *hi = jr_rows_int(rows, 0, "hi", 0);
+    }
+    return rv;
+}
+
+int jr_stream_resumable(long long last, long long lo)
+{
+    /* Ids only grow and rows go only by age: when the oldest row left is beyond the next id
+     * the client expects, rows it has not seen may have gone. */
+    return lo == 0 || lo <= last + 1;
+}
+
+const char *jr_sse_message(apr_pool_t *p, long long id, const char *event, const char *data)
+{
+    return jr_psprintf(p, "id: %lld\nevent: %s\ndata: %s\n\n", id, event, data);
+}
+
+apr_status_t jr_stream_sessions_valid(jr_db_t *db, apr_pool_t *p, const char *hashes_json,
+                                      apr_hash_t **valid)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+    *valid = apr_hash_make(p);
+    if ((rv = jr_db_select(db, p, "stream_sessions_valid", &rows,
+                           JR_ARGS(hashes_json, jr_now_iso(p)))) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        apr_hash_set(*valid, jr_rows_get(rows, i, "token_hash"), APR_HASH_KEY_STRING, "");
+    }
+    return APR_SUCCESS;
+}
