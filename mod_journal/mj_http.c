@@ -8,6 +8,7 @@
 #include <http_request.h>
 #include <util_filter.h>
 
+#include "jr_idem.h"
 #include "jr_json.h"
 #include "jr_router.h"
 #include "jr_util.h"
@@ -506,6 +507,16 @@ static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
     }
 }
 
+/* Idempotency-Key on a POST (see jr_idem.h): JR_IDEM_RUN, or res holds the answer. */
+static jr_idem_e begin_idempotent(request_rec *r, jr_ctx_t *ctx, const char *path,
+                                  const char *body, apr_size_t len, jr_idem_t **idem,
+                                  jr_result_t *res)
+{
+    jr_idem_request_t rq = {apr_table_get(r->headers_in, "Idempotency-Key"), r->method, path,
+                            r->args, body, len};
+    return jr_idem_begin(ctx, &rq, idem, res);
+}
+
 int mj_handler(request_rec *r)
 {
     jr_config_t *conf;
@@ -520,6 +531,7 @@ int mj_handler(request_rec *r)
     apr_size_t len = 0;
     int status;
     jr_match_e match;
+    jr_idem_t *idem = NULL;
 
     if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
         return DECLINED;
@@ -560,11 +572,15 @@ int mj_handler(request_rec *r)
     if ((status = take_body(r, conf, route, &ctx, &res, &body, &len)) != GO_ON) {
         return status;
     }
+    if (begin_idempotent(r, &ctx, path, body, len, &idem, &res) != JR_IDEM_RUN) {
+        return send_result(r, &res);
+    }
     ctx.flush = stream_out;
     ctx.flush_baton = &st;
     if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
                        &res) != APR_SUCCESS) {
         jr_fail(&res, r->pool, 500, "internal error");
     }
+    jr_idem_end(&ctx, idem, &res);
     return send_answer(r, &st, &res);
 }

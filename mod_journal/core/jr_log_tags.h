@@ -112,7 +112,10 @@
     /* jobs and events */                                                                     \
     X(JR07001, INFO)                                                                          \
     X(JR07002, WARN)                                                                          \
-    X(JR07003, WARN)
+    X(JR07003, WARN)                                                                          \
+    /* /api/v1 sync: idempotency, cursors, conditional requests */                          \
+    X(JR11000, ERR)                                                                           \
+    X(JR11001, ERR)
 /* clang-format on */
 
 #endif
