@@ -8,6 +8,7 @@
 #include <http_request.h>
 #include <util_filter.h>
 
+#include "jr_cursor.h"
 #include "jr_idem.h"
 #include "jr_json.h"
 #include "jr_router.h"
@@ -563,6 +564,9 @@ int mj_handler(request_rec *r)
     }
     if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
         jr_fail(&res, r->pool, 400, "%s", qerr);
+        return refuse(r, &res);
+    }
+    if (!jr_v1_query_ok(&ctx, route, &res)) {
         return refuse(r, &res);
     }
     if (ctx.who.username) {
