@@ -8,6 +8,7 @@
 #include <http_request.h>
 #include <util_filter.h>
 
+#include "jr_crypt.h"
 #include "jr_cursor.h"
 #include "jr_idem.h"
 #include "jr_json.h"
@@ -518,7 +519,40 @@ static jr_idem_e begin_idempotent(request_rec *r, jr_ctx_t *ctx, const char *pat
     return jr_idem_begin(ctx, &rq, idem, res);
 }
 
+/* X-Request-Id on every answer, and the same id in the error log (%L) and the access log
+ * (%{X-Request-Id}o): mod_unique_id's id when it is loaded, else 128 random bits. */
+static void set_request_id(request_rec *r)
+{
+    const char *id = apr_table_get(r->subprocess_env, "UNIQUE_ID");
+    unsigned char raw[16];
+    if (!id) {
+        id = jr_random_bytes(raw, sizeof(raw)) == 0 ? jr_hex(r->pool, raw, sizeof(raw)) : NULL;
+    }
+    if (!id) {
+        return; /* no random source: the answer goes without an id rather than not at all */
+    }
+    if (!r->log_id) {
+        r->log_id = id;
+    }
+    apr_table_setn(r->err_headers_out, "X-Request-Id", id);
+}
+
+static int handle(request_rec *r);
+
 int mj_handler(request_rec *r)
+{
+    int rc;
+    if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
+        return DECLINED;
+    }
+    set_request_id(r);
+    mj_current_request = r;
+    rc = handle(r);
+    mj_current_request = NULL;
+    return rc;
+}
+
+static int handle(request_rec *r)
 {
     jr_config_t *conf;
     const jr_route_t *table, *route = NULL;
@@ -534,9 +568,6 @@ int mj_handler(request_rec *r)
     jr_match_e match;
     jr_idem_t *idem = NULL;
 
-    if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
-        return DECLINED;
-    }
     conf = mj_conf(r->server);
     init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);

@@ -68,5 +68,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 
 /* mj_http.c */
 int mj_handler(request_rec *r);
+/* The request this thread serves in mj_handler (NULL outside): the core's log lines name it. */
+extern _Thread_local request_rec *mj_current_request;
 
 #endif
