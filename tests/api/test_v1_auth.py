@@ -209,7 +209,7 @@ def test_me_unrestricted_key(server):
     k = create_key(server, scopes=["read"], rate_limit_per_min=33)
     r = v1(server, "/api/v1/me", key=k["key"])
     me = assert_json(r, 200)
-    assert set(me) == {"user", "key"}
+    assert set(me) == {"user", "key", "organisation"}
     assert me["user"]["role"] == "admin"
     assert me["user"]["branch_ids"] is None  # every branch
     key = me["key"]
