@@ -10,6 +10,7 @@
 
 #include "jr_crypt.h"
 #include "jr_cursor.h"
+#include "jr_etag.h"
 #include "jr_idem.h"
 #include "jr_json.h"
 #include "jr_router.h"
@@ -607,7 +608,8 @@ static int handle(request_rec *r)
     if ((status = take_body(r, conf, route, &ctx, &res, &body, &len)) != GO_ON) {
         return status;
     }
-    if (begin_idempotent(r, &ctx, path, body, len, &idem, &res) != JR_IDEM_RUN) {
+    if (begin_idempotent(r, &ctx, path, body, len, &idem, &res) != JR_IDEM_RUN ||
+        !jr_etag_precondition(&ctx, route, apr_table_get(r->headers_in, "If-Match"), &res)) {
         return send_result(r, &res);
     }
     ctx.flush = stream_out;
@@ -617,5 +619,6 @@ static int handle(request_rec *r)
         jr_fail(&res, r->pool, 500, "internal error");
     }
     jr_idem_end(&ctx, idem, &res);
+    jr_etag_finish(&ctx, route, apr_table_get(r->headers_in, "If-None-Match"), &res);
     return send_answer(r, &st, &res);
 }
