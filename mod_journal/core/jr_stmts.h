@@ -58,5 +58,6 @@ extern const jr_stmt_def_t jr_stmts_events[];
 extern const jr_stmt_def_t jr_stmts_jobs[];
 extern const jr_stmt_def_t jr_stmts_ai[];
 extern const jr_stmt_def_t jr_stmts_idem[];
+extern const jr_stmt_def_t jr_stmts_sync[];
 
 #endif

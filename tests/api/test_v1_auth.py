@@ -11,7 +11,7 @@ import pytest
 from harness import TOKEN_RE, assert_error, assert_json, uniq
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 
 _ips = itertools.count(1)
 
