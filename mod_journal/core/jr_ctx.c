@@ -5,6 +5,7 @@
 
 #include "jr_ctx.h"
 #include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_log.h"
@@ -30,6 +31,7 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     va_end(ap);
     res->status = status;
     res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
+    jr_error_describe(p, res->json, status, msg);
     res->body = NULL;
     res->streamed = 0;
     apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
@@ -178,7 +180,9 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
     int unique = jr_db_unique_violation(ctx->db);
     jr_db_rollback(ctx->db);
     if (unique && conflict_msg) {
-        return jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+        jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+        jr_error_code(res, "duplicate");
+        return APR_SUCCESS;
     }
     return jr_fail(res, ctx->pool, 500, "internal error");
 }

@@ -7,6 +7,7 @@
 
 #include "jr_crypt.h"
 #include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_util.h"
 
@@ -219,6 +220,7 @@ int jr_page_begin(jr_ctx_t *ctx, jr_result_t *res, const char *list, int nkeys, 
             jr_fail(res, ctx->pool, 400,
                     "cursor is not a cursor of this list with these filters (send the filters "
                     "of the first page unchanged)");
+            jr_error_code(res, "invalid_cursor");
             return -1;
         }
     }

@@ -6,6 +6,7 @@
 #include <apr_strings.h>
 
 #include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -97,7 +98,9 @@ static int from_cursor(jr_ctx_t *ctx, jr_result_t *res, const char *list, const 
         jr_parse_iso_time(json_string_value(json_array_get(j, 3)), &t) != 0 ||
         jr_parse_int64(json_string_value(json_array_get(j, 4)), 0, 9007199254740991LL, &id) !=
             0) {
-        return refuse(ctx, res, "cursor is not a sync cursor of this list");
+        refuse(ctx, res, "cursor is not a sync cursor of this list");
+        jr_error_code(res, "invalid_cursor");
+        return -1;
     }
     pos->deleted = json_integer_value(json_array_get(j, 2)) != 0;
     pos->at = jr_iso_time(p, t);

@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 
 #include "jr_crypt.h"
+#include "jr_error_codes.h"
 #include "jr_idem.h"
 #include "jr_json.h"
 #include "jr_log.h"
@@ -86,11 +87,13 @@ static jr_idem_e answer_repeat(jr_ctx_t *ctx, const jr_rows_t *row, const char *
         jr_fail(res, ctx->pool, 422,
                 "Idempotency-Key: this key was used with another request (method, path, "
                 "query or body differ)");
+        jr_error_code(res, "idempotency_key_reused");
         return JR_IDEM_ANSWERED;
     }
     if (!jr_rows_get(row, 0, "status") || !body) {
         jr_fail(res, ctx->pool, 409,
                 "Idempotency-Key: a request with this key is still running; retry later");
+        jr_error_code(res, "idempotency_key_in_use");
         apr_table_setn(res->headers, "Retry-After", "1");
         return JR_IDEM_ANSWERED;
     }
@@ -162,6 +165,7 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
         }
     }
     jr_fail(res, p, 409, "Idempotency-Key: a request with this key is still running; retry later");
+    jr_error_code(res, "idempotency_key_in_use");
     return JR_IDEM_ANSWERED;
 }
 

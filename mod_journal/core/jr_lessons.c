@@ -7,6 +7,7 @@
 #include "jr_entries.h"
 #include "jr_events.h"
 #include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
@@ -297,6 +298,8 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
     if (rows->nrows > 0) {
         jr_fail(res, p, 409, "group %lld already has a lesson report on %s", in->group_id,
                 in->lesson_date);
+        jr_error_code(res, "duplicate");
+        jr_error_id(res, jr_rows_int(rows, 0, "id", 0));
         return -1;
     }
     return 0;

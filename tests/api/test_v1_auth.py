@@ -41,9 +41,11 @@ def v1(server, path, key=None, method="GET", ip=None, bearer=False, params=None,
 
 
 def single_json_error(r, status, *mentions):
-    """An error answer whose body is exactly one JSON object {"error": ...}."""
+    """An error answer whose body is exactly one JSON object {"error": ..., "code": ...}
+    (and "param" when one field is at fault)."""
     body = assert_error(r, status, *mentions)
-    assert json.loads(r.text) == body and set(body) == {"error"}, r.text
+    assert json.loads(r.text) == body and {"error", "code"} <= set(body) <= \
+        {"error", "code", "param"}, r.text
     return body
 
 
