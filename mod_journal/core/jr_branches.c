@@ -11,7 +11,7 @@
 
 const jr_stmt_def_t jr_stmts_branches[] = {
     JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
-              " AND (CAST(%s AS BIGINT) IS NULL OR id > CAST(%s AS BIGINT))"
+              " AND id > COALESCE(CAST(%s AS BIGINT), 0)"
               " ORDER BY id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
     JR_SCOPED("branches_sync",
               "SELECT " BRANCH_COLS ", updated_at AS sync_at, NULL AS sync_deleted_at"
@@ -82,8 +82,8 @@ apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         return APR_SUCCESS;
     }
     if (jr_db_select(ctx->db, p, "branches_list", &rows,
-                     JR_ARGS(scope, scope, jr_page_key(&pg, 0), jr_page_key(&pg, 0),
-                             jr_page_fetch(p, &pg), jr_i64(p, pg.offset))) != APR_SUCCESS ||
+                     JR_ARGS(scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
+                             jr_i64(p, pg.offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "branches_count", &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }

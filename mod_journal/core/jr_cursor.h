@@ -71,7 +71,7 @@ typedef void jr_sync_write_fn(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int
 typedef struct {
     const char *list;   /* "entries": the path under /api/v1 */
     const char *entity; /* its tombstones in deleted_records: "entry" */
-    /* Statement over the records: args scope, scope, position time (twice), position id,
+    /* Statement over the records: args scope, scope, position time, position id,
      * settle time, include_deleted (0/1), row count; columns sync_at, id, sync_deleted_at
      * and the list's own (JR_SYNC_TAIL builds its end). */
     const char *stmt;
@@ -79,9 +79,10 @@ typedef struct {
 } jr_sync_def_t;
 
 /* The end of a sync statement, after the caller's scope: at is the record's change time, id
- * its id, del its deletion time (NULL for lists without soft delete). */
+ * its id, del its deletion time (NULL for lists without soft delete). The position is a row
+ * value, so an index on (at, id) starts the walk there. */
 #define JR_SYNC_TAIL(at, id, del)                                                           \
-    " AND (" at " > %s OR (" at " = %s AND " id " > CAST(%s AS BIGINT)))"                   \
+    " AND (" at ", " id ") > (%s, CAST(%s AS BIGINT))"                                      \
     " AND " at " <= %s AND (CAST(%s AS BIGINT) = 1 OR " del " IS NULL)"                      \
     " ORDER BY " at ", " id " LIMIT CAST(%s AS BIGINT)"
 

@@ -145,11 +145,10 @@ static apr_status_t run(jr_ctx_t *ctx, const char *label, const char *entity,
     const char *del = pos->deleted ? "1" : "0";
     if (entity) {
         return jr_db_select(ctx->db, p, label, out,
-                            JR_ARGS(entity, scope, scope, pos->at, pos->at, pos->id, until, del,
-                                    n));
+                            JR_ARGS(entity, scope, scope, pos->at, pos->id, until, del, n));
     }
     return jr_db_select(ctx->db, p, label, out,
-                        JR_ARGS(scope, scope, pos->at, pos->at, pos->id, until, del, n));
+                        JR_ARGS(scope, scope, pos->at, pos->id, until, del, n));
 }
 
 /* -1, 0, 1: row a of ra against row b of rb by (sync_at, id). */

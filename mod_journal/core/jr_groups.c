@@ -16,7 +16,7 @@
 
 const jr_stmt_def_t jr_stmts_groups[] = {
     JR_SCOPED("groups_list", "SELECT " GROUP_COLS GROUP_FILTER, "g.branch_id",
-              " AND (CAST(%s AS BIGINT) IS NULL OR g.id > CAST(%s AS BIGINT))"
+              " AND g.id > COALESCE(CAST(%s AS BIGINT), 0)"
               " ORDER BY g.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
     JR_SCOPED("groups_sync",
               "SELECT " GROUP_COLS ", g.updated_at AS sync_at, g.deleted_at AS sync_deleted_at"
@@ -129,8 +129,8 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     }
     b = branch ? jr_i64(p, branch) : NULL;
     if (jr_db_select(ctx->db, p, "groups_list", &rows,
-                     JR_ARGS(b, b, scope, scope, jr_page_key(&pg, 0), jr_page_key(&pg, 0),
-                             jr_page_fetch(p, &pg), jr_i64(p, pg.offset))) !=
+                     JR_ARGS(b, b, scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
+                             jr_i64(p, pg.offset))) !=
             APR_SUCCESS ||
         jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
             APR_SUCCESS) {
