@@ -73,7 +73,24 @@ def measure(srv, name, path, headers):
     return rows
 
 
+def measure_pair(srv, name, paths, headers):
+    """Two requests for the same page, interleaved: which way of reaching it costs less."""
+    print(f"\n{name}")
+    print(f"  {'conns':>5}  " + "  ".join(f"{label + ' req/s':>14}  {label + ' p99 ms':>15}"
+                                          for label, _ in paths))
+    for conns in CONNECTIONS:
+        runs = {label: [] for label, _ in paths}
+        for _ in range(ROUNDS):
+            for label, path in paths:
+                runs[label].append(wrk(srv.base_url + path, conns, headers))
+        print(f"  {conns:>5}  " + "  ".join(
+            f"{statistics.median(r for r, _ in runs[label]):>14.0f}"
+            f"  {statistics.median(p for _, p in runs[label]):>15.2f}" for label, _ in paths))
+
+
 SEED_ENTRIES = int(os.environ.get("BENCH_ENTRIES", "10000"))
+# The deep page: offset against cursor (BENCH_DEEP_OFFSET=0 skips it).
+DEEP_OFFSET = int(os.environ.get("BENCH_DEEP_OFFSET", "100000"))
 
 
 def seed_entries(srv, group_id, branch_id, n):
@@ -93,6 +110,23 @@ def seed_entries(srv, group_id, branch_id, n):
         db.close()
 
 
+def deep_page(srv, group, branch, headers):
+    """The page of 50 entries after DEEP_OFFSET others, reached by offset and by cursor."""
+    have = SEED_ENTRIES
+    if have < DEEP_OFFSET + 50:
+        seed_entries(srv, group["id"], branch["id"], DEEP_OFFSET + 50 - have)
+    before = srv.api("GET", f"/api/v1/entries?limit=50&offset={DEEP_OFFSET - 50}",
+                     headers=headers).json()
+    by_offset = f"/api/v1/entries?limit=50&offset={DEEP_OFFSET}"
+    by_cursor = f"/api/v1/entries?limit=50&cursor={before['next_cursor']}"
+    a = srv.api("GET", by_offset, headers=headers).json()["items"]
+    b = srv.api("GET", by_cursor, headers=headers).json()["items"]
+    assert [e["id"] for e in a] == [e["id"] for e in b], "the two requests read another page"
+    measure_pair(srv, f"entries: the page after {DEEP_OFFSET} ({DEEP_OFFSET + 50} in the "
+                      "journal), by offset and by cursor",
+                 [("offset", by_offset), ("cursor", by_cursor)], headers)
+
+
 def main():
     srv = harness.Server(extra_conf=EXTRA_CONF, label="bench")
     try:
@@ -110,6 +144,8 @@ def main():
         seed_entries(srv, group["id"], branch["id"], SEED_ENTRIES)
         measure(srv, f"entries ({SEED_ENTRIES} in the journal)", "/api/v1/entries?limit=50",
                 {"X-Api-Key": key})
+        if DEEP_OFFSET:
+            deep_page(srv, group, branch, {"X-Api-Key": key})
         for url, n in SOCKET_ERRORS.items():
             if n:
                 print(f"socket errors (connections closed under load): {n} for {url}")

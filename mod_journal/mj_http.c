@@ -8,6 +8,10 @@
 #include <http_request.h>
 #include <util_filter.h>
 
+#include "jr_crypt.h"
+#include "jr_cursor.h"
+#include "jr_etag.h"
+#include "jr_idem.h"
 #include "jr_json.h"
 #include "jr_router.h"
 #include "jr_util.h"
@@ -506,7 +510,50 @@ static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
     }
 }
 
+/* Idempotency-Key on a POST (see jr_idem.h): JR_IDEM_RUN, or res holds the answer. */
+static jr_idem_e begin_idempotent(request_rec *r, jr_ctx_t *ctx, const char *path,
+                                  const char *body, apr_size_t len, jr_idem_t **idem,
+                                  jr_result_t *res)
+{
+    jr_idem_request_t rq = {apr_table_get(r->headers_in, "Idempotency-Key"), r->method, path,
+                            r->args, body, len};
+    return jr_idem_begin(ctx, &rq, idem, res);
+}
+
+/* X-Request-Id on every answer, and the same id in the error log (%L) and the access log
+ * (%{X-Request-Id}o): mod_unique_id's id when it is loaded, else 128 random bits. */
+static void set_request_id(request_rec *r)
+{
+    const char *id = apr_table_get(r->subprocess_env, "UNIQUE_ID");
+    unsigned char raw[16];
+    if (!id) {
+        id = jr_random_bytes(raw, sizeof(raw)) == 0 ? jr_hex(r->pool, raw, sizeof(raw)) : NULL;
+    }
+    if (!id) {
+        return; /* no random source: the answer goes without an id rather than not at all */
+    }
+    if (!r->log_id) {
+        r->log_id = id;
+    }
+    apr_table_setn(r->err_headers_out, "X-Request-Id", id);
+}
+
+static int handle(request_rec *r);
+
 int mj_handler(request_rec *r)
+{
+    int rc;
+    if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
+        return DECLINED;
+    }
+    set_request_id(r);
+    mj_current_request = r;
+    rc = handle(r);
+    mj_current_request = NULL;
+    return rc;
+}
+
+static int handle(request_rec *r)
 {
     jr_config_t *conf;
     const jr_route_t *table, *route = NULL;
@@ -520,10 +567,8 @@ int mj_handler(request_rec *r)
     apr_size_t len = 0;
     int status;
     jr_match_e match;
+    jr_idem_t *idem = NULL;
 
-    if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
-        return DECLINED;
-    }
     conf = mj_conf(r->server);
     init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);
@@ -553,6 +598,9 @@ int mj_handler(request_rec *r)
         jr_fail(&res, r->pool, 400, "%s", qerr);
         return refuse(r, &res);
     }
+    if (!jr_v1_query_ok(&ctx, route, &res)) {
+        return refuse(r, &res);
+    }
     if (ctx.who.username) {
         r->user = apr_pstrdup(r->pool, ctx.who.username);
     }
@@ -560,11 +608,17 @@ int mj_handler(request_rec *r)
     if ((status = take_body(r, conf, route, &ctx, &res, &body, &len)) != GO_ON) {
         return status;
     }
+    if (begin_idempotent(r, &ctx, path, body, len, &idem, &res) != JR_IDEM_RUN ||
+        !jr_etag_precondition(&ctx, route, apr_table_get(r->headers_in, "If-Match"), &res)) {
+        return send_result(r, &res);
+    }
     ctx.flush = stream_out;
     ctx.flush_baton = &st;
     if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
                        &res) != APR_SUCCESS) {
         jr_fail(&res, r->pool, 500, "internal error");
     }
+    jr_idem_end(&ctx, idem, &res);
+    jr_etag_finish(&ctx, route, apr_table_get(r->headers_in, "If-None-Match"), &res);
     return send_answer(r, &st, &res);
 }

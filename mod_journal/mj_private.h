@@ -78,5 +78,7 @@ void mj_redis_publish(void);
 
 /* mj_http.c */
 int mj_handler(request_rec *r);
+/* The request this thread serves in mj_handler (NULL outside): the core's log lines name it. */
+extern _Thread_local request_rec *mj_current_request;
 
 #endif

@@ -7,6 +7,7 @@
 #include <http_core.h>
 #include <mod_watchdog.h>
 
+#include "jr_idem.h"
 #include "jr_events.h"
 #include "jr_notif.h"
 #include "jr_ops.h"
@@ -66,6 +67,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         ctx.query = apr_table_make(pool, 1);
         ctx.db = db;
         jr_trash_purge_expired(&ctx);
+        jr_idem_purge_expired(&ctx);
         jr_events_trim(&ctx, conf->event_retention);
         jr_notif_purge(&ctx);
         jr_chat_purge(&ctx);

@@ -14,10 +14,18 @@
 #include "jr_magic.h"
 #include "mj_private.h"
 
-/* The core's messages go to the main server's error log with the core's file and line. */
+_Thread_local request_rec *mj_current_request;
+
+/* The core's messages go to the main server's error log with the core's file and line; while
+ * this thread serves a request, as lines of that request (its id and client). */
 static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, const char *file,
                          int line, const char *msg)
 {
+    if (mj_current_request) {
+        ap_log_rerror(file, line, APLOG_MODULE_INDEX, MJ_APLOG(level), rv, mj_current_request,
+                      "%s", msg);
+        return;
+    }
     ap_log_error(file, line, APLOG_MODULE_INDEX, MJ_APLOG(level), rv, (server_rec *)baton, "%s",
                  msg);
 }

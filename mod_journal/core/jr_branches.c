@@ -1,6 +1,7 @@
 /* Branches: every record of the journal belongs to one through its group. */
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_json.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
@@ -10,7 +11,11 @@
 
 const jr_stmt_def_t jr_stmts_branches[] = {
     JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
+              " AND id > COALESCE(CAST(%s AS BIGINT), 0)"
               " ORDER BY id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("branches_sync",
+              "SELECT " BRANCH_COLS ", updated_at AS sync_at, NULL AS sync_deleted_at"
+              " FROM branches WHERE ", "id", JR_SYNC_TAIL("updated_at", "id", "NULL")),
     JR_SCOPED("branches_count", "SELECT COUNT(*) AS n FROM branches WHERE ", "id", ""),
     {"branch_get", "SELECT " BRANCH_COLS " FROM branches WHERE id = " JR_INT, NULL},
     {"branch_name_taken", "SELECT id FROM branches WHERE name = %s AND id <> CAST(%s AS BIGINT)",
@@ -52,28 +57,41 @@ static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
     return jr_json_own(ctx->pool, branch_json(rows, 0));
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, branch_json(r, i)), NULL));
+}
+
+static const jr_sync_def_t branches_sync = {"branches", "branch", "branches_sync", sync_write};
+
 apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *scope = ctx->who.branch_json;
     /* The administrative list is "all branches" unless the caller pages. */
-    long long dflt = ctx->iface == JR_IF_ADMIN ? JR_LIMIT_MAX : JR_LIMIT_DEFAULT, limit, offset;
+    long long dflt = ctx->iface == JR_IF_ADMIN ? JR_LIMIT_MAX : JR_LIMIT_DEFAULT;
+    static const char *const keys[] = {"id"};
     jr_rows_t *rows, *count;
+    jr_page_t pg;
     json_t *out;
     int i;
-    if (jr_list_params_dflt(ctx, res, dflt, &limit, &offset) != 0) {
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &branches_sync);
+    }
+    if (jr_page_begin(ctx, res, "branches", 1, dflt, &pg) != 0) {
         return APR_SUCCESS;
     }
     if (jr_db_select(ctx->db, p, "branches_list", &rows,
-                     JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
+                     JR_ARGS(scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
+                             jr_i64(p, pg.offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "branches_count", &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     out = json_array();
-    for (i = 0; i < rows->nrows; ++i) {
+    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
         json_array_append_new(out, branch_json(rows, i));
     }
-    return jr_reply_list(ctx, res, out, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_reply_list(ctx, res, out, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
 apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -4,6 +4,8 @@
 #include <apr_strings.h>
 
 #include "jr_ctx.h"
+#include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_log.h"
@@ -29,6 +31,7 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     va_end(ap);
     res->status = status;
     res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
+    jr_error_describe(p, res->json, status, msg);
     res->body = NULL;
     res->streamed = 0;
     apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
@@ -177,7 +180,9 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
     int unique = jr_db_unique_violation(ctx->db);
     jr_db_rollback(ctx->db);
     if (unique && conflict_msg) {
-        return jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+        jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+        jr_error_code(res, "duplicate");
+        return APR_SUCCESS;
     }
     return jr_fail(res, ctx->pool, 500, "internal error");
 }
@@ -186,10 +191,11 @@ apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long 
                            long long limit, long long offset)
 {
     if (ctx->iface == JR_IF_V1) {
-        return jr_reply(res, ctx->pool, 200,
-                        json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
-                                  (json_int_t)total, "limit", (json_int_t)limit, "offset",
-                                  (json_int_t)offset));
+        json_t *env = json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
+                                (json_int_t)total, "limit", (json_int_t)limit, "offset",
+                                (json_int_t)offset);
+        jr_page_envelope_json(ctx, env, res);
+        return jr_reply(res, ctx->pool, 200, env);
     }
     apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     return jr_reply(res, ctx->pool, 200, items);
@@ -225,6 +231,7 @@ apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long lo
         jr_jw_kint(w, "total", total);
         jr_jw_kint(w, "limit", limit);
         jr_jw_kint(w, "offset", offset);
+        jr_page_envelope(ctx, w, res);
         jr_jw_obj_end(w);
     }
     return jr_reply_jw(res, 200, w);

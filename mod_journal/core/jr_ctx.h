@@ -87,6 +87,7 @@ typedef struct jr_ctx {
      * in memory. See jr_jw_list_begin. */
     jr_jw_flush_fn *flush;
     void *flush_baton;
+    struct jr_page *page; /* a list's page (jr_cursor.h): has_more, next_cursor */
 } jr_ctx_t;
 
 /* A file to send instead of JSON: the host streams it (Range and conditional requests

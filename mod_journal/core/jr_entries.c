@@ -5,6 +5,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_entries.h"
 #include "jr_events.h"
 #include "jr_json.h"
@@ -33,7 +34,11 @@
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                  \
     " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"              \
     " OR e.description " LIKE " %s ESCAPE '\\') AND "
-#define ENTRY_PAGE " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+/* The cursor's position (the last id seen; none on a first page), then the page. A plain range
+ * on the id, so the index walk starts at the position instead of filtering from the top. */
+#define ENTRY_PAGE                                                                          \
+    " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                        \
+    " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
 
 const jr_stmt_def_t jr_stmts_entries[] = {
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */
@@ -48,6 +53,10 @@ const jr_stmt_def_t jr_stmts_entries[] = {
     {"entries_count",
      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),
      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id")},
+    JR_SCOPED("entries_sync",
+              "SELECT " ENTRY_COLS ", e.updated_at AS sync_at, e.deleted_at AS sync_deleted_at"
+              ENTRY_FROM " WHERE ", "e.branch_id",
+              JR_SYNC_TAIL("e.updated_at", "e.id", "e.deleted_at")),
     {"entry_get", "SELECT " ENTRY_COLS ", e.deleted_at" ENTRY_FROM " WHERE e.id = " JR_INT, NULL},
     {"entry_scope",
      "SELECT branch_id, group_id, deleted_at FROM entries WHERE id = " JR_INT, NULL},
@@ -211,13 +220,20 @@ typedef struct {
     jr_jw_t *w;
     entry_cols_t cols;
     int seen;
+    jr_page_t *page;
+    apr_pool_t *pool;
 } entry_stream_t;
 
 static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *row)
 {
     entry_stream_t *es = baton;
+    const char *id;
     if (!es->seen++) {
         entry_cols(shape, &es->cols);
+    }
+    id = es->cols.id >= 0 ? row[es->cols.id] : NULL;
+    if (!jr_page_take(es->pool, es->page, &id)) {
+        return 1; /* the row after the page: there is more */
     }
     entry_write(es->w, row, &es->cols);
     return 0;
@@ -260,6 +276,15 @@ static int date_bound(jr_ctx_t *ctx, jr_result_t *res, const char *name, int upp
     return 0;
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    entry_cols_t cols;
+    entry_cols(r, &cols);
+    entry_write(w, r->rows[i], &cols);
+}
+
+static const jr_sync_def_t entries_sync = {"entries", "entry", "entries_sync", sync_write};
+
 apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
@@ -269,18 +294,24 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     const char *scope = ctx->who.branch_json;
     jr_rows_t *count;
     jr_jw_t w;
-    entry_stream_t es = {&w, {0}, 0};
+    jr_page_t pg;
+    entry_stream_t es = {&w, {0}, 0, &pg, p};
     int plain;
 
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &entries_sync);
+    }
     if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
         (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
         (module = jr_query_id(ctx, res, "module_id")) < 0 ||
         (student = jr_query_id(ctx, res, "student_id")) < 0 ||
         date_bound(ctx, res, "date_from", 0, &from) != 0 ||
         date_bound(ctx, res, "date_to", 1, &to) != 0 ||
-        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        jr_page_begin(ctx, res, "entries", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
         return APR_SUCCESS;
     }
+    limit = pg.limit;
+    offset = pg.offset;
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     m = module ? jr_i64(p, module) : NULL;
@@ -291,6 +322,7 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
 #define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
+#define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, offset)
     /* The hot path (no filter) counts from entry_counts. */
     plain = !g && !b && !m && !s && !name && !from && !to && !pat;
     if ((plain ? jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope))
@@ -302,13 +334,14 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     if ((plain ? jr_db_select_each(ctx->db, p, "entries_list_plain", stream_entry, &es,
-                                   JR_ARGS(scope, scope, jr_i64(p, limit), jr_i64(p, offset)))
+                                   JR_ARGS(scope, scope, PAGE_ARGS))
                : jr_db_select_each(ctx->db, p, "entries_list", stream_entry, &es,
-                                   JR_ARGS(ENTRY_ARGS, jr_i64(p, limit), jr_i64(p, offset)))) !=
+                                   JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
         APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
 #undef ENTRY_ARGS
+#undef PAGE_ARGS
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 

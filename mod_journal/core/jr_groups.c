@@ -3,6 +3,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_json.h"
 #include "jr_ops.h"
 #include "jr_stmts.h"
@@ -15,7 +16,12 @@
 
 const jr_stmt_def_t jr_stmts_groups[] = {
     JR_SCOPED("groups_list", "SELECT " GROUP_COLS GROUP_FILTER, "g.branch_id",
+              " AND g.id > COALESCE(CAST(%s AS BIGINT), 0)"
               " ORDER BY g.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("groups_sync",
+              "SELECT " GROUP_COLS ", g.updated_at AS sync_at, g.deleted_at AS sync_deleted_at"
+              " FROM study_groups g WHERE ", "g.branch_id",
+              JR_SYNC_TAIL("g.updated_at", "g.id", "g.deleted_at")),
     JR_SCOPED("groups_count", "SELECT COUNT(*) AS n" GROUP_FILTER, "g.branch_id", ""),
     {"group_get", "SELECT " GROUP_COLS ", g.deleted_at FROM study_groups g WHERE g.id = " JR_INT, NULL},
     {"group_name_taken",
@@ -97,31 +103,44 @@ static apr_status_t not_found(jr_ctx_t *ctx, jr_result_t *res, apr_status_t rv)
                              : jr_fail(res, ctx->pool, 404, "group not found");
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, group_json(r, i)), NULL));
+}
+
+static const jr_sync_def_t groups_sync = {"groups", "group", "groups_sync", sync_write};
+
 apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long limit, offset, branch = jr_query_id(ctx, res, "branch_id");
+    long long branch = jr_query_id(ctx, res, "branch_id");
     const char *b, *scope = ctx->who.branch_json;
+    static const char *const keys[] = {"id"};
     jr_rows_t *rows, *count;
+    jr_page_t pg;
     json_t *items;
     int i;
 
-    if (branch < 0 || jr_list_params(ctx, res, &limit, &offset) != 0) {
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &groups_sync);
+    }
+    if (branch < 0 || jr_page_begin(ctx, res, "groups", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
         return APR_SUCCESS;
     }
     b = branch ? jr_i64(p, branch) : NULL;
     if (jr_db_select(ctx->db, p, "groups_list", &rows,
-                     JR_ARGS(b, b, scope, scope, jr_i64(p, limit), jr_i64(p, offset))) !=
+                     JR_ARGS(b, b, scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
+                             jr_i64(p, pg.offset))) !=
             APR_SUCCESS ||
         jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
             APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     items = json_array();
-    for (i = 0; i < rows->nrows; ++i) {
+    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
         json_array_append_new(items, group_json(rows, i));
     }
-    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
 apr_status_t jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -6,6 +6,8 @@
 
 #include "jr_entries.h"
 #include "jr_events.h"
+#include "jr_cursor.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
@@ -26,9 +28,20 @@
     " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date <= %s) AND "
 
 const jr_stmt_def_t jr_stmts_lessons[] = {
-    JR_SCOPED("reports_list", "SELECT " REPORT_COLS REPORT_FILTER, "r.branch_id",
-              " ORDER BY r.lesson_date DESC, r.lesson_time DESC NULLS LAST, r.id DESC"
+    /* No time sorts after every time of its day; the cursor's position is (date, time or '',
+     * id). */
+    JR_SCOPED("reports_list",
+              "SELECT " REPORT_COLS ", COALESCE(r.lesson_time, '') AS sort_time" REPORT_FILTER,
+              "r.branch_id",
+              " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date < %s OR (r.lesson_date = %s"
+              " AND (COALESCE(r.lesson_time, '') < %s OR (COALESCE(r.lesson_time, '') = %s"
+              " AND r.id < CAST(%s AS BIGINT)))))"
+              " ORDER BY r.lesson_date DESC, COALESCE(r.lesson_time, '') DESC, r.id DESC"
               " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    JR_SCOPED("reports_sync",
+              "SELECT " REPORT_COLS ", r.updated_at AS sync_at, NULL AS sync_deleted_at"
+              " FROM lesson_reports r WHERE ", "r.branch_id",
+              JR_SYNC_TAIL("r.updated_at", "r.id", "NULL")),
     JR_SCOPED("reports_count", "SELECT COUNT(*) AS n" REPORT_FILTER, "r.branch_id", ""),
     {"report_get", "SELECT " REPORT_COLS " FROM lesson_reports r WHERE r.id = " JR_INT, NULL},
     {"report_taken",
@@ -173,38 +186,54 @@ static int query_date(jr_ctx_t *ctx, jr_result_t *res, const char *name, const c
     return 0;
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    jr_report_write(w, r, i);
+}
+
+static const jr_sync_def_t reports_sync = {"lesson-reports", "lesson_report", "reports_sync",
+                                           sync_write};
+
 apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long limit, offset, group, branch;
-    const char *g, *b, *from, *to, *scope = ctx->who.branch_json;
+    long long group, branch;
+    const char *g, *b, *from, *to, *scope = ctx->who.branch_json, *d, *t, *id;
+    static const char *const keys[] = {"lesson_date", "sort_time", "id"};
     jr_rows_t *rows, *count;
+    jr_page_t pg;
     jr_jw_t w;
     int i;
 
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &reports_sync);
+    }
     if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
         (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
         query_date(ctx, res, "date_from", &from) != 0 ||
         query_date(ctx, res, "date_to", &to) != 0 ||
-        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        jr_page_begin(ctx, res, "lesson-reports", 3, JR_LIMIT_DEFAULT, &pg) != 0) {
         return APR_SUCCESS;
     }
+    d = jr_page_key(&pg, 0);
+    t = jr_page_key(&pg, 1);
+    id = jr_page_key(&pg, 2);
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     /* lesson_date is a calendar date of the configured zone already: compared as text. */
     if (jr_db_select(ctx->db, p, "reports_list", &rows,
-                     JR_ARGS(g, g, b, b, from, from, to, to, scope, scope, jr_i64(p, limit),
-                             jr_i64(p, offset))) != APR_SUCCESS ||
+                     JR_ARGS(g, g, b, b, from, from, to, to, scope, scope, d, d, d, t, t, id,
+                             jr_page_fetch(p, &pg), jr_i64(p, pg.offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "reports_count", &count,
                      JR_ARGS(g, g, b, b, from, from, to, to, scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 1024 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    for (i = 0; i < rows->nrows; ++i) {
+    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
         jr_report_write(&w, rows, i);
     }
-    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
 apr_status_t jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -269,6 +298,8 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
     if (rows->nrows > 0) {
         jr_fail(res, p, 409, "group %lld already has a lesson report on %s", in->group_id,
                 in->lesson_date);
+        jr_error_code(res, "duplicate");
+        jr_error_id(res, jr_rows_int(rows, 0, "id", 0));
         return -1;
     }
     return 0;

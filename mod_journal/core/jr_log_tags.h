@@ -123,7 +123,10 @@
     X(JR09006, ERR)                                                                           \
     X(JR09007, ERR)                                                                           \
     X(JR09008, ERR)                                                                           \
-    X(JR09009, INFO)
+    X(JR09009, INFO)                                                                          \
+    /* /api/v1 sync: idempotency, cursors, conditional requests */                          \
+    X(JR11000, ERR)                                                                           \
+    X(JR11001, ERR)
 /* clang-format on */
 
 #endif

@@ -1,6 +1,7 @@
 /* Modules: topics with a number of lessons. The list is public; changes are for admins. */
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
@@ -17,11 +18,21 @@
 #define MODULE_FILTER_PG \
     " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR" \
     " m.name ILIKE %s ESCAPE '\\' OR m.description ILIKE %s ESCAPE '\\')"
-#define MODULE_PAGE " ORDER BY m.name, m.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+/* The cursor's position (name, id), then the page. */
+#define MODULE_PAGE                                                                      \
+    " AND (CAST(%s AS TEXT) IS NULL OR m.name > %s OR (m.name = %s"                      \
+    " AND m.id > CAST(%s AS BIGINT)))"                                                    \
+    " ORDER BY m.name, m.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
 
 const jr_stmt_def_t jr_stmts_modules[] = {
     {"modules_list", "SELECT " MODULE_COLS MODULE_FILTER_SQLITE MODULE_PAGE,
      "SELECT " MODULE_COLS MODULE_FILTER_PG MODULE_PAGE},
+    {"modules_sync",
+     "SELECT " MODULE_COLS ", m.updated_at AS sync_at, m.deleted_at AS sync_deleted_at"
+     /* Modules belong to no branch: the two scope arguments are taken and ignored. */
+     " FROM modules m WHERE (CAST(%s AS TEXT) IS NULL OR CAST(%s AS TEXT) IS NOT NULL)"
+     JR_SYNC_TAIL("m.updated_at", "m.id", "m.deleted_at"),
+     NULL},
     {"modules_count", "SELECT COUNT(*) AS n" MODULE_FILTER_SQLITE,
      "SELECT COUNT(*) AS n" MODULE_FILTER_PG},
     {"module_get", "SELECT " MODULE_COLS ", m.deleted_at FROM modules m WHERE m.id = " JR_INT, NULL},
@@ -118,32 +129,47 @@ static apr_status_t reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, lo
     return jr_reply_jw(res, status, &w);
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    module_write(w, r, i);
+}
+
+static const jr_sync_def_t modules_sync = {"modules", "module", "modules_sync", sync_write};
+
 apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *q = apr_table_get(ctx->query, "search"), *pat = NULL;
-    long long limit, offset;
+    static const char *const keys[] = {"name", "id"};
+    const char *k0, *k1;
     jr_rows_t *rows, *count;
+    jr_page_t pg;
     jr_jw_t w;
     int i;
-    if (jr_list_params(ctx, res, &limit, &offset) != 0) {
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &modules_sync);
+    }
+    if (jr_page_begin(ctx, res, "modules", 2, JR_LIMIT_DEFAULT, &pg) != 0) {
         return APR_SUCCESS;
     }
     if (q && *q) {
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
+    k0 = jr_page_key(&pg, 0);
+    k1 = jr_page_key(&pg, 1);
     if (jr_db_select(ctx->db, p, "modules_list", &rows,
-                     JR_ARGS(pat, pat, pat, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
+                     JR_ARGS(pat, pat, pat, k0, k0, k0, k1, jr_page_fetch(p, &pg),
+                             jr_i64(p, pg.offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "modules_count", &count, JR_ARGS(pat, pat, pat)) !=
             APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    for (i = 0; i < rows->nrows; ++i) {
+    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
         module_write(&w, rows, i);
     }
-    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
 apr_status_t jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

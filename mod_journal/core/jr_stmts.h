@@ -60,5 +60,7 @@ extern const jr_stmt_def_t jr_stmts_ai[];
 extern const jr_stmt_def_t jr_stmts_notif[];
 extern const jr_stmt_def_t jr_stmts_stream[];
 extern const jr_stmt_def_t jr_stmts_chat[];
+extern const jr_stmt_def_t jr_stmts_idem[];
+extern const jr_stmt_def_t jr_stmts_sync[];
 
 #endif

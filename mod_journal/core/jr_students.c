@@ -1,6 +1,7 @@
 /* Students: the roster of a group (and so of a branch). */
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_jw.h"
@@ -18,8 +19,21 @@
     " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE %s ESCAPE '\\') AND "
 
 const jr_stmt_def_t jr_stmts_students[] = {
-    JR_SCOPED("students_list", "SELECT " STUDENT_COLS STUDENT_FILTER, "g.branch_id",
+    JR_SCOPED("students_list", "SELECT " STUDENT_COLS ", s.name_key" STUDENT_FILTER, "g.branch_id",
+              " AND (CAST(%s AS TEXT) IS NULL OR s.name_key > %s"
+              " OR (s.name_key = %s AND s.id > CAST(%s AS BIGINT)))"
               " ORDER BY s.name_key, s.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
+    /* A student changes with its group too: moved to another branch, or to the trash (then
+     * the student is gone from the list, a tombstone for a sync). */
+    {"students_sync",
+     "SELECT " STUDENT_COLS ", MAX(s.updated_at, g.updated_at) AS sync_at,"
+     " g.deleted_at AS sync_deleted_at FROM students s JOIN study_groups g ON g.id = s.group_id"
+     " WHERE " JR_SCOPE_SQLITE("g.branch_id")
+     JR_SYNC_TAIL("MAX(s.updated_at, g.updated_at)", "s.id", "g.deleted_at"),
+     "SELECT " STUDENT_COLS ", GREATEST(s.updated_at, g.updated_at) AS sync_at,"
+     " g.deleted_at AS sync_deleted_at FROM students s JOIN study_groups g ON g.id = s.group_id"
+     " WHERE " JR_SCOPE_PG("g.branch_id")
+     JR_SYNC_TAIL("GREATEST(s.updated_at, g.updated_at)", "s.id", "g.deleted_at")},
     JR_SCOPED("students_count", "SELECT COUNT(*) AS n" STUDENT_FILTER, "g.branch_id", ""),
     {"student_get",
      "SELECT " STUDENT_COLS " FROM students s JOIN study_groups g ON g.id = s.group_id"
@@ -114,35 +128,51 @@ static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, l
     return jr_reply_jw(res, status, &w);
 }
 
+static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    student_write(w, r, i);
+}
+
+static const jr_sync_def_t students_sync = {"students", "student", "students_sync", sync_write};
+
 apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
     const char *g, *b, *q = apr_table_get(ctx->query, "search"), *pat = NULL;
-    const char *scope = ctx->who.branch_json;
+    const char *scope = ctx->who.branch_json, *k0, *k1;
+    static const char *const keys[] = {"name_key", "id"};
     jr_rows_t *rows, *count;
+    jr_page_t pg;
     jr_jw_t w;
     int i;
 
+    if (jr_sync_wanted(ctx)) {
+        return jr_sync_list(ctx, res, &students_sync);
+    }
     if (group < 0 || (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
-        jr_list_params(ctx, res, &limit, &offset) != 0) {
+        jr_page_begin(ctx, res, "students", 2, JR_LIMIT_DEFAULT, &pg) != 0) {
         return APR_SUCCESS;
     }
+    limit = pg.limit;
+    offset = pg.offset;
+    k0 = jr_page_key(&pg, 0);
+    k1 = jr_page_key(&pg, 1);
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     if (q && *q) {
         pat = jr_like_pattern(p, jr_student_key(p, q));
     }
     if (jr_db_select(ctx->db, p, "students_list", &rows,
-                     JR_ARGS(g, g, b, b, pat, pat, scope, scope, jr_i64(p, limit),
-                             jr_i64(p, offset))) != APR_SUCCESS ||
+                     JR_ARGS(g, g, b, b, pat, pat, scope, scope, k0, k0, k0, k1,
+                             jr_page_fetch(p, &pg), jr_i64(p, offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "students_count", &count,
                      JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    for (i = 0; i < rows->nrows; ++i) {
+    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
         student_write(&w, rows, i);
     }
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);

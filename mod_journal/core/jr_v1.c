@@ -2,6 +2,7 @@
 #include "jr_json.h"
 #include "jr_keys.h"
 #include "jr_ops.h"
+#include "jr_settings.h"
 
 apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -24,6 +25,12 @@ apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     /* The record read at authentication: no second query. */
     jr_jw_key(&w, "key");
     jr_key_write(&w, ctx->who.key_row, 0);
+    /* Date filters (date_from, date_to) count days in this zone; clients show times in it. */
+    jr_jw_key(&w, "organisation");
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "timezone", jr_setting_timezone(ctx));
+    jr_jw_kstr(&w, "time_format", jr_setting(ctx, "time_format"));
+    jr_jw_obj_end(&w);
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 200, &w);
 }

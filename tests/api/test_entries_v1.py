@@ -5,7 +5,7 @@ import pytest
 
 from harness import assert_error, assert_json, assert_ok, uniq
 
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 ENTRY_KEYS = {"id", "student_name", "group_id", "branch_id", "description", "module_id",
               "module_name", "ai_status", "created_at", "updated_at"}
 AI_QUEUED = ("pending", "processing")

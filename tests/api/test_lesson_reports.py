@@ -9,7 +9,7 @@ import pytest
 
 from harness import REPO, assert_error, assert_json, assert_ok, uniq
 
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 REPORT_KEYS = {"id", "group_id", "branch_id", "lesson_date", "lesson_time", "text", "topic",
                "topic_position", "text_original", "text_ai", "ai_status", "ai_checked_at",
                "ai_error", "created_at", "updated_at", "created_by"}

@@ -6,7 +6,7 @@ import pytest
 from harness import assert_error, assert_json, assert_ok, uniq
 
 MODULE_KEYS = {"id", "name", "lessons_count", "entries_count"}
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 NO_SUCH_ID = 9_000_000_000_000
 
 

@@ -113,7 +113,7 @@ def test_large_page_is_streamed_complete(big):
     body = assert_json(r, 200)
     assert r.headers.get("Transfer-Encoding") == "chunked"
     assert r.headers.get("RateLimit-Limit"), r.headers
-    assert list(body) == ["items", "total", "limit", "offset"]
+    assert list(body) == ["items", "total", "limit", "offset", "has_more", "next_cursor"]
     assert (body["total"], body["limit"], body["offset"]) == (PAGE, PAGE, 0)
     check_page(body["items"])
 

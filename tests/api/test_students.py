@@ -6,7 +6,7 @@ from harness import assert_error, assert_json, assert_ok, uniq
 
 STUDENT_KEYS = {"id", "name", "group_id", "branch_id", "notes", "created_at", "updated_at",
                 "created_by"}
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 NO_SUCH_ID = 9_000_000_000_000
 
 

@@ -11,7 +11,7 @@ import pytest
 from harness import TOKEN_RE, assert_error, assert_json, uniq
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-ENVELOPE = {"items", "total", "limit", "offset"}
+ENVELOPE = {"items", "total", "limit", "offset", "has_more", "next_cursor"}
 
 _ips = itertools.count(1)
 
@@ -41,9 +41,11 @@ def v1(server, path, key=None, method="GET", ip=None, bearer=False, params=None,
 
 
 def single_json_error(r, status, *mentions):
-    """An error answer whose body is exactly one JSON object {"error": ...}."""
+    """An error answer whose body is exactly one JSON object {"error": ..., "code": ...}
+    (and "param" when one field is at fault)."""
     body = assert_error(r, status, *mentions)
-    assert json.loads(r.text) == body and set(body) == {"error"}, r.text
+    assert json.loads(r.text) == body and {"error", "code"} <= set(body) <= \
+        {"error", "code", "param"}, r.text
     return body
 
 
@@ -209,7 +211,7 @@ def test_me_unrestricted_key(server):
     k = create_key(server, scopes=["read"], rate_limit_per_min=33)
     r = v1(server, "/api/v1/me", key=k["key"])
     me = assert_json(r, 200)
-    assert set(me) == {"user", "key"}
+    assert set(me) == {"user", "key", "organisation"}
     assert me["user"]["role"] == "admin"
     assert me["user"]["branch_ids"] is None  # every branch
     key = me["key"]

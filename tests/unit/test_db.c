@@ -142,7 +142,7 @@ static jr_rows_t *list_branches(const char *scope)
 {
     jr_rows_t *rows = NULL;
     ck_assert_int_eq(jr_db_select(db, pool, "branches_list", &rows,
-                                  JR_ARGS(scope, scope, "1000", "0")),
+                                  JR_ARGS(scope, scope, NULL, "1000", "0")),
                      APR_SUCCESS);
     return rows;
 }
@@ -396,7 +396,7 @@ static long long count_branches(jr_db_t *w)
 {
     jr_rows_t *rows = NULL;
     ck_assert_int_eq(jr_db_select(w, pool, "branches_list", &rows,
-                                  JR_ARGS(NULL, NULL, "1000", "0")),
+                                  JR_ARGS(NULL, NULL, NULL, "1000", "0")),
                      APR_SUCCESS);
     return rows->nrows;
 }
@@ -679,7 +679,7 @@ START_TEST(unreadable_value_fails_the_select)
     insert_branch("Readable");
     fail_reads("id", _i);
     log_count = 0;
-    ck_assert_int_ne(jr_db_select(db, pool, "branches_list", &rows, JR_ARGS(NULL, NULL, "10", "0")),
+    ck_assert_int_ne(jr_db_select(db, pool, "branches_list", &rows, JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_ptr_null(rows);
     ck_assert_int_eq(fail_count, 1);
@@ -702,14 +702,14 @@ START_TEST(unreadable_value_fails_the_stream)
     insert_branch("Readable");
     fail_reads("id", _i);
     ck_assert_int_ne(jr_db_select_each(db, pool, "branches_list", first_row, &n,
-                                       JR_ARGS(NULL, NULL, "10", "0")),
+                                       JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 0);
     ck_assert_int_eq(fail_count, 1);
     ck_assert_msg(strstr(last_log, "JR01020"), "log: %s", last_log);
     jr_db_test_column_text = NULL;
     ck_assert_int_eq(jr_db_select_each(db, pool, "branches_list", count_rows, &n,
-                                       JR_ARGS(NULL, NULL, "10", "0")),
+                                       JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 1);
 }

@@ -1,0 +1,95 @@
+/* Lists of /api/v1: the query parameters each endpoint reads (any other is refused), and
+ * paging by cursor. A cursor holds the place of the last record of a page in the list's own
+ * order (its sort key and id), so the next page starts after that record whatever was
+ * inserted or deleted before it; offsets shift instead. See docs/integrators.md ("Lists"). */
+#ifndef JR_CURSOR_H
+#define JR_CURSOR_H
+
+#include "jr_ctx.h"
+#include "jr_router.h"
+
+/* 1 when every query parameter is one the route reads; 0 with a 400 naming the first other
+ * one in res. Routes of /api are not checked (the web UI's lists grow parameters freely). */
+int jr_v1_query_ok(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res);
+
+/* Cursors travel in query strings: base64url without padding. decode: NULL when malformed. */
+const char *jr_b64url_encode(apr_pool_t *p, const char *s);
+const char *jr_b64url_decode(apr_pool_t *p, const char *s);
+
+#define JR_PAGE_KEYS 3
+
+/* One page of a list. The list's statement takes the keyset position (jr_page_key, NULL on the
+ * first page) and fetches limit + 1 rows (jr_page_fetch): the extra row only tells whether
+ * there is more. */
+typedef struct jr_page {
+    const char *list;  /* the list's name: "entries", also its path under /api/v1 */
+    int nkeys;         /* sort keys including the id, last */
+    long long limit, offset;
+    const char *key[JR_PAGE_KEYS]; /* the position from the cursor; NULL without one */
+    const char *filters;           /* fingerprint of the filters the cursor belongs to */
+    int rows;                      /* rows taken into the page */
+    int has_more;
+    const char *last[JR_PAGE_KEYS]; /* the keys of the page's last row */
+} jr_page_t;
+
+/* Reads limit, offset and cursor for the list (nkeys sort keys, the id last, dflt the default
+ * limit). 0, or -1 with a 400 in res (a cursor of another list or other filters, a cursor
+ * together with an offset). Installs the page in ctx, so the list's envelope carries
+ * has_more and next_cursor. */
+int jr_page_begin(jr_ctx_t *ctx, jr_result_t *res, const char *list, int nkeys, long long dflt,
+                  jr_page_t *pg);
+
+/* The i-th key of the cursor's position (NULL on a first page), and limit + 1 as text. */
+const char *jr_page_key(const jr_page_t *pg, int i);
+const char *jr_page_fetch(apr_pool_t *p, const jr_page_t *pg);
+
+/* Offers a row (its sort keys, nkeys of them) to the page: 1 when it belongs to the page (write
+ * it), 0 for the extra row (stop). */
+int jr_page_take(apr_pool_t *p, jr_page_t *pg, const char *const *keys);
+
+/* The same for a row of a materialised result, keys named by column. */
+int jr_page_take_row(apr_pool_t *p, jr_page_t *pg, const jr_rows_t *r, int i,
+                     const char *const *cols);
+
+/* What the envelope adds on /api/v1 (jr_reply_list, jr_jw_list_end call it): has_more and
+ * next_cursor (null on the last page), and the Link header to the next page. */
+void jr_page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res);
+/* The same members for a jansson envelope. */
+void jr_page_envelope_json(jr_ctx_t *ctx, json_t *env, jr_result_t *res);
+
+/* ---- sync: updated_since ----------------------------------------------------------------
+ * A list with updated_since (or a sync cursor) answers the records changed at or after that
+ * instant, ordered by (updated_at, id), with include_deleted=1 also the deleted ones as
+ * tombstones {id, deleted_at}. Records changed in the last JR_SYNC_SETTLE_SECONDS are left
+ * for the next request: a write that stamped its time but has not committed yet must not be
+ * passed by the cursor (see docs/integrators.md, "Sync"). */
+#define JR_SYNC_SETTLE_SECONDS 5
+
+/* Writes row i of a sync result as the list's item. */
+typedef void jr_sync_write_fn(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i);
+
+typedef struct {
+    const char *list;   /* "entries": the path under /api/v1 */
+    const char *entity; /* its tombstones in deleted_records: "entry" */
+    /* Statement over the records: args scope, scope, position time, position id,
+     * settle time, include_deleted (0/1), row count; columns sync_at, id, sync_deleted_at
+     * and the list's own (JR_SYNC_TAIL builds its end). */
+    const char *stmt;
+    jr_sync_write_fn *write;
+} jr_sync_def_t;
+
+/* The end of a sync statement, after the caller's scope: at is the record's change time, id
+ * its id, del its deletion time (NULL for lists without soft delete). The position is a row
+ * value, so an index on (at, id) starts the walk there. */
+#define JR_SYNC_TAIL(at, id, del)                                                           \
+    " AND (" at ", " id ") > (%s, CAST(%s AS BIGINT))"                                      \
+    " AND " at " <= %s AND (CAST(%s AS BIGINT) = 1 OR " del " IS NULL)"                      \
+    " ORDER BY " at ", " id " LIMIT CAST(%s AS BIGINT)"
+
+/* 1 when the request asks for a sync (updated_since, or a sync cursor). */
+int jr_sync_wanted(jr_ctx_t *ctx);
+
+/* Answers the sync page of the list. */
+apr_status_t jr_sync_list(jr_ctx_t *ctx, jr_result_t *res, const jr_sync_def_t *def);
+
+#endif

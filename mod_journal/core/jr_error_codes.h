@@ -1,0 +1,22 @@
+/* Machine-readable errors: every error body carries `error` (text for people), `code` (a
+ * stable snake_case name, one table in docs/integrators.md "Error codes") and, when one field,
+ * parameter or header is at fault, `param`. jr_fail derives both from the status and the
+ * message (messages name their field first: "limit must be ...", "group_id: group 5 does not
+ * exist", "unknown field 'x'"); the few answers whose code the status does not tell set it. */
+#ifndef JR_ERROR_CODES_H
+#define JR_ERROR_CODES_H
+
+#include <jansson.h>
+
+#include "jr_ctx.h"
+
+/* Adds code and param to an error body made of msg for status (jr_fail calls it). */
+void jr_error_describe(apr_pool_t *p, json_t *body, int status, const char *msg);
+
+/* Replaces the code of the error in res (after jr_fail). */
+void jr_error_code(jr_result_t *res, const char *code);
+
+/* Adds a member to the error in res: the existing record's id of a duplicate. */
+void jr_error_id(jr_result_t *res, long long id);
+
+#endif
