@@ -110,7 +110,13 @@ X(ai_timeout, int, "JournalAITimeout", DURATION, MAIN, 1, 3600, 60,             
   "a duration from 1s to 1h (seconds, or a number with s, m or h)",                                \
   "Timeout of one request to the AI endpoint")                                                     \
 X(ai_concurrency, int, "JournalAIConcurrency", INT, MAIN, 1, 256, 4, "an integer from 1 to 256",   \
-  "AI requests in flight per worker process")
+  "AI requests in flight per worker process")                                                      \
+X(share_ttl, long long, "JournalShareLinkLifetime", DURATION, ANY, 3600, JR_DAYS(3650),           \
+  JR_DAYS(30), "a duration from 1h to 3650d",                                                      \
+  "Lifetime of a share link created without expires_at")                                           \
+X(share_ttl_max, long long, "JournalShareLinkMaxLifetime", DURATION, ANY, 3600, JR_DAYS(3650),    \
+  JR_DAYS(365), "a duration from 1h to 3650d",                                                     \
+  "Longest lifetime a share link may be given")
 /* clang-format on */
 
 #endif

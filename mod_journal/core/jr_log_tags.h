@@ -112,7 +112,9 @@
     /* jobs and events */                                                                     \
     X(JR07001, INFO)                                                                          \
     X(JR07002, WARN)                                                                          \
-    X(JR07003, WARN)
+    X(JR07003, WARN)                                                                          \
+    /* share links and backups */                                                             \
+    X(JR10001, ERR)
 /* clang-format on */
 
 #endif

@@ -1,5 +1,6 @@
 /* The route tables: which endpoints exist, at a glance. */
 #include "jr_ops.h"
+#include "jr_share.h"
 
 #define ADMIN JR_RF_ADMIN
 #define SESSION JR_AUTH_SESSION
@@ -102,6 +103,13 @@ const jr_route_t jr_routes_admin[] = {
     {"GET", "/api/settings", jr_op_settings_get, SESSION, JR_BODY_NONE, ADMIN},
     {"PUT", "/api/settings", jr_op_settings_put, SESSION, JR_BODY_JSON, ADMIN},
     {"GET", "/api/public-settings", jr_op_public_settings, NONE, JR_BODY_NONE, 0},
+
+    {"GET", "/api/share-links", jr_op_share_links_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/share-links", jr_op_share_links_create, SESSION, JR_BODY_JSON, 0},
+    {"DELETE", "/api/share-links/:id", jr_op_share_links_revoke, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/share/~token", jr_op_share_open, NONE, JR_BODY_NONE, 0},
+    {"POST", "/api/share/~token", jr_op_share_unlock, NONE, JR_BODY_JSON, 0},
+    {"GET", "/api/share/~token/files/~name", jr_op_share_file, NONE, JR_BODY_NONE, 0},
 
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };
