@@ -114,7 +114,11 @@
     X(JR07002, WARN)                                                                          \
     X(JR07003, WARN)                                                                          \
     /* share links and backups */                                                             \
-    X(JR10001, ERR)
+    X(JR10001, ERR)                                                                           \
+    X(JR10002, ERR)                                                                           \
+    X(JR10003, ERR)                                                                           \
+    X(JR10004, ERR)                                                                           \
+    X(JR10005, ERR)
 /* clang-format on */
 
 #endif

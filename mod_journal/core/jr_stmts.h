@@ -59,5 +59,7 @@ extern const jr_stmt_def_t jr_stmts_jobs[];
 extern const jr_stmt_def_t jr_stmts_ai[];
 extern const jr_stmt_def_t jr_stmts_share[];
 extern const jr_stmt_def_t jr_stmts_share_public[];
+extern const jr_stmt_def_t jr_stmts_backup[];
+extern const jr_stmt_def_t jr_stmts_backup_restore[];
 
 #endif
