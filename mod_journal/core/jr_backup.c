@@ -1,5 +1,6 @@
 /* Writing backups (one read transaction, one JSON-lines file per table, the stored files),
  * and the admin endpoints that list, download and delete them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <apr_dbd.h>
@@ -447,36 +448,47 @@ apr_status_t jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     return jr_reply(res, ctx->pool, 201, info_json(&b));
 }
 
-apr_status_t jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+static int name_cmp(const void *a, const void *b)
 {
-    apr_pool_t *p = ctx->pool;
-    const char *dir = apr_pstrcat(p, ctx->cfg->data_dir, "/" JR_BACKUP_DIR, NULL);
-    json_t *out = json_array();
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+apr_array_header_t *jr_backup_names(apr_pool_t *p, const char *data_dir, apr_time_t *newest)
+{
+    apr_array_header_t *names = apr_array_make(p, 16, sizeof(const char *));
     apr_finfo_t fi;
     apr_dir_t *d;
-
-    if (apr_dir_open(&d, dir, p) == APR_SUCCESS) {
-        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE,
-                            d) == APR_SUCCESS) {
+    *newest = 0;
+    if (apr_dir_open(&d, apr_pstrcat(p, data_dir, "/" JR_BACKUP_DIR, NULL), p) == APR_SUCCESS) {
+        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_MTIME | APR_FINFO_TYPE, d) ==
+               APR_SUCCESS) {
             if (fi.filetype == APR_REG && backup_name_ok(fi.name)) {
-                json_array_append_new(out, json_pack("{s:s, s:I, s:s}", "name", fi.name, "size",
-                                                     (json_int_t)fi.size, "created_at",
-                                                     jr_iso_time(p, fi.mtime)));
+                APR_ARRAY_PUSH(names, const char *) = apr_pstrdup(p, fi.name);
+                *newest = fi.mtime > *newest ? fi.mtime : *newest;
             }
         }
         apr_dir_close(d);
     }
-    /* Names sort by time: newest first. */
-    {
-        size_t n = json_array_size(out), i, j;
-        for (i = 1; i < n; ++i) {
-            for (j = i; j > 0 && strcmp(json_string_value(json_object_get(json_array_get(out, j - 1), "name")),
-                                        json_string_value(json_object_get(json_array_get(out, j), "name"))) < 0;
-                 --j) {
-                json_t *a = json_incref(json_array_get(out, j - 1));
-                json_array_set(out, j - 1, json_array_get(out, j));
-                json_array_set_new(out, j, a);
-            }
+    qsort(names->elts, (size_t)names->nelts, sizeof(const char *), name_cmp);
+    return names;
+}
+
+apr_status_t jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    apr_time_t newest;
+    apr_array_header_t *names = jr_backup_names(p, ctx->cfg->data_dir, &newest);
+    json_t *out = json_array();
+    apr_finfo_t fi;
+    int i;
+
+    for (i = names->nelts - 1; i >= 0; --i) { /* names sort by time: newest first */
+        const char *name = APR_ARRAY_IDX(names, i, const char *);
+        if (apr_stat(&fi, jr_backup_path(p, ctx->cfg->data_dir, name),
+                     APR_FINFO_SIZE | APR_FINFO_MTIME, p) == APR_SUCCESS) {
+            json_array_append_new(out, json_pack("{s:s, s:I, s:s}", "name", name, "size",
+                                                 (json_int_t)fi.size, "created_at",
+                                                 jr_iso_time(p, fi.mtime)));
         }
     }
     return jr_reply(res, p, 200, out);

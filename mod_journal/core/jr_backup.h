@@ -46,6 +46,15 @@ apr_status_t jr_backup_create(jr_ctx_t *ctx, jr_backup_info_t *out, const char *
 apr_status_t jr_backup_restore(jr_ctx_t *ctx, const char *path, jr_backup_info_t *out,
                                int *status, const char **err);
 
+/* The names of the archives in data_dir/backups, oldest first (names sort by time), and the
+ * newest one's mtime in *newest (0 when there is none). */
+apr_array_header_t *jr_backup_names(apr_pool_t *p, const char *data_dir, apr_time_t *newest);
+
+/* Takes today's scheduled backup when JournalBackupSchedule is set, its time has passed and
+ * no archive was written since, then removes the oldest beyond JournalBackupKeep. 1 when a
+ * backup was written, 0 when none was due, -1 on failure (logged). */
+int jr_backup_scheduled(jr_ctx_t *ctx);
+
 /* Removes a work or staging directory with everything in it. */
 void jr_backup_rmtree(apr_pool_t *p, const char *dir);
 

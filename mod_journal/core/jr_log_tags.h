@@ -118,7 +118,10 @@
     X(JR10002, ERR)                                                                           \
     X(JR10003, ERR)                                                                           \
     X(JR10004, ERR)                                                                           \
-    X(JR10005, ERR)
+    X(JR10005, ERR)                                                                           \
+    X(JR10006, INFO)                                                                          \
+    X(JR10007, ERR)                                                                           \
+    X(JR10008, INFO)
 /* clang-format on */
 
 #endif

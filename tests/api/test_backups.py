@@ -9,12 +9,15 @@ import io
 import json
 import os
 import stat
+import signal
 import tarfile
+import threading
+import time
 
 import pytest
 
 import harness
-from harness import assert_error, assert_json, assert_ok, sql_int, uniq
+from harness import assert_error, assert_json, assert_ok, sql_exec, sql_int, uniq
 from test_share_links import Family, create_link, open_link
 
 NAME_RE = r"^journal-\d{8}T\d{6}Z-[0-9a-f]{8}\.tar\.gz$"
@@ -346,3 +349,116 @@ def test_journal_admin_backup_and_restore(fresh_server):
     assert open_link(dst, share).json()["student_name"] == fam.name
     proc = dst.admin_cli("backup")
     assert proc.returncode == 1 and "data directory" in proc.stderr
+
+
+def bulk_entries(srv, group, branch, n):
+    """n entries written straight into the database (the API would take minutes)."""
+    now = "2026-11-01T10:00:00Z"
+    cols = ("student_name, group_id, branch_id, description, created_at, updated_at")
+    if srv.db_kind == "sqlite":
+        sql_exec(srv, f"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "
+                      f"WHERE i < {n}) INSERT INTO entries ({cols}) SELECT 'Bulk ' || i, "
+                      f"{group}, {branch}, 'bulk description number ' || i || ' "
+                      f"{'x' * 200}', '{now}', '{now}' FROM s")
+    else:
+        sql_exec(srv, f"INSERT INTO entries ({cols}) SELECT 'Bulk ' || i, {group}, {branch}, "
+                      f"'bulk description number ' || i || ' {'x' * 200}', '{now}', '{now}' "
+                      f"FROM generate_series(1, {n}) AS i")
+
+
+def child_pids(srv):
+    """The httpd children (not the parent, not the supervised workers)."""
+    parent = srv._read_pid()
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if int(fields[1]) == parent and b"apache2" in cmd:
+                out.append(int(d))
+    return out
+
+
+def test_kill_during_restore_changes_nothing(fresh_server):
+    srv = fresh_server()
+    srv.allowed_log_patterns.append(r"AH00052: child pid \d+ exit signal Killed")
+    fam, share = build_data(srv)
+    # Enough rows that the transaction outlasts the kill (PostgreSQL runs its row triggers in
+    # PL/pgSQL: fewer rows take as long).
+    bulk_entries(srv, fam.group["id"], fam.branch, 60000 if srv.db_kind == "sqlite" else 8000)
+    b = create_backup(srv)
+    key = make_key(srv)
+    marker = assert_json(srv.api("POST", "/api/entries", token=srv.admin_token, json={
+        "student_name": "Marker", "group_id": fam.group["id"]}), 201)
+    token = srv.admin_token
+    result = {}
+
+    def restore():
+        try:
+            result["r"] = srv.http.__class__().post(
+                f"{srv.base_url}/api/backups/{b['name']}/restore",
+                headers={"X-Auth-Token": token}, timeout=120)
+        except Exception as e:  # the connection dies with the child
+            result["e"] = e
+
+    t = threading.Thread(target=restore)
+    t.start()
+    # The archive is unpacked (its manifest comes last), then the transaction runs.
+    deadline = time.time() + 60
+    staged = None
+    while time.time() < deadline and staged is None:
+        staged = next((p for p in (srv.data_dir / "backups").glob(".restore-*/manifest.json")), None)
+        time.sleep(0.01)
+    assert staged is not None, "the restore never unpacked its archive"
+    time.sleep(0.3)
+    for pid in child_pids(srv):
+        os.kill(pid, signal.SIGKILL)
+    t.join(120)
+    assert "r" not in result, f"the restore finished before the kill: {result['r'].text[:200]}"
+    # httpd starts new children; the records, the key, the session and the files are as before.
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if srv.api("GET", "/api/health").status_code == 200:
+                break
+        except Exception:
+            pass
+        time.sleep(0.2)
+    assert get(srv, f"/api/entries/{marker['id']}", token)["student_name"] == "Marker"
+    assert key_status(srv, key) == 200
+    assert sql_int(srv, "SELECT COUNT(*) FROM events WHERE type = 'backup.restored'") == 0
+    photo = srv.api("GET", f"/api/entries/{fam.entry['id']}/photo", token=token)
+    assert photo.status_code == 200 and photo.content == fam.photo
+
+
+def test_scheduled_backup_keeps_the_newest(fresh_server):
+    """httpd takes the day's backup once its time has passed (00:00: at once, within the
+    minute the schedule is looked at), then keeps JournalBackupKeep archives."""
+    srv = fresh_server("JournalBackupSchedule 00:00\nJournalBackupKeep 2\nLogLevel journal:info",
+                       start=False)
+    backups = srv.data_dir / "backups"
+    backups.mkdir(mode=0o700)
+    old = [f"journal-2026010{i}T020000Z-0000000{i}.tar.gz" for i in (1, 2, 3)]
+    yesterday = time.time() - 2 * 86400
+    for name in old:
+        (backups / name).write_bytes(b"old")
+        os.utime(backups / name, (yesterday, yesterday))
+    srv._chown_tree(srv.data_dir)
+    srv.start()
+    deadline = time.time() + 150  # the first look comes a minute after the start
+    names = []
+    while time.time() < deadline:
+        names = sorted(p.name for p in backups.glob("journal-*.tar.gz"))
+        if len(names) == 2 and names[0] == old[2]:
+            break
+        time.sleep(1)
+    assert len(names) == 2 and names[0] == old[2], names
+    log = srv.read_error_log()
+    assert f"JR10006: scheduled backup {names[1]} written" in log
+    assert all(f"JR10008: removed the old backup {n}" in log for n in old[:2])
+    assert sql_int(srv, "SELECT COUNT(*) FROM events WHERE type = 'backup.created'") == 1
