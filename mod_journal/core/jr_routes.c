@@ -111,6 +111,8 @@ const jr_route_t jr_routes_admin[] = {
     {"GET", "/api/share/~token", jr_op_share_open, NONE, JR_BODY_NONE, 0},
     {"POST", "/api/share/~token", jr_op_share_unlock, NONE, JR_BODY_JSON, 0},
     {"GET", "/api/share/~token/files/~name", jr_op_share_file, NONE, JR_BODY_NONE, 0},
+    {"GET", "/share/~token", jr_op_share_page, NONE, JR_BODY_NONE, 0},
+    {"POST", "/share/~token", jr_op_share_page_unlock, NONE, JR_BODY_UPLOAD, 0},
 
     {"POST", "/api/backups", jr_op_backups_create, SESSION, JR_BODY_NONE, ADMIN},
     {"GET", "/api/backups", jr_op_backups_list, SESSION, JR_BODY_NONE, ADMIN},

@@ -27,6 +27,10 @@ jr_op_fn jr_op_share_open;   /* GET: the shared content; 401 when a password is 
 jr_op_fn jr_op_share_unlock; /* POST {password}: the content and a grant for its files */
 jr_op_fn jr_op_share_file;   /* GET /files/~name: a photo or file of a shared entry */
 
+/* jr_share_html.c: /share/~token, the same as a page for a phone */
+jr_op_fn jr_op_share_page;        /* GET: the page, or its password form */
+jr_op_fn jr_op_share_page_unlock; /* POST, a form with password (JR_BODY_UPLOAD) */
+
 /* The SHA-256 a token is stored and looked up as. */
 const char *jr_share_token_hash(apr_pool_t *p, const char *token);
 
