@@ -23,11 +23,21 @@
 #define S "%s"
 #define I JR_INT
 
-/* Per table: select in a stable order, insert with the same columns, delete all. */
-#define BK(t, cols, order, vals)                                                              \
-    {"bk_sel_" t, "SELECT " cols " FROM " t " ORDER BY " order, NULL},                        \
-        {"bk_ins_" t, "INSERT INTO " t " (" cols ") VALUES (" vals ")", NULL},                \
+/* Per table: select a page after a given id (PostgreSQL's driver holds a whole result in
+ * memory: pages keep it to BK_PAGE rows), insert with the same columns, delete all. Tables
+ * without an id are small (memberships, settings) and read at once. */
+#define BK_PAGE 2000
+#define BK_PAGE_SQL "2000"
+#define BK_ROWS(t, cols, vals)                                                                \
+    {"bk_ins_" t, "INSERT INTO " t " (" cols ") VALUES (" vals ")", NULL},                    \
         {"bk_del_" t, "DELETE FROM " t, NULL}
+#define BK(t, cols, order, vals)                                                              \
+    {"bk_sel_" t,                                                                             \
+     "SELECT " cols " FROM " t " WHERE id > CAST(%s AS BIGINT) ORDER BY id LIMIT " BK_PAGE_SQL, \
+     NULL},                                                                                   \
+        BK_ROWS(t, cols, vals)
+#define BK_ALL(t, cols, order, vals)                                                          \
+    {"bk_sel_" t, "SELECT " cols " FROM " t " ORDER BY " order, NULL}, BK_ROWS(t, cols, vals)
 
 #define C_BRANCHES "id, name, created_at, updated_at"
 #define C_USERS "id, username, password_hash, role, active, created_at, updated_at"
@@ -67,7 +77,7 @@
 const jr_stmt_def_t jr_stmts_backup[] = {
     BK("branches", C_BRANCHES, "id", I "," S "," S "," S),
     BK("users", C_USERS, "id", I "," S "," S "," S "," I "," S "," S),
-    BK("user_branches", C_USER_BRANCHES, "user_id, branch_id", I "," I),
+    BK_ALL("user_branches", C_USER_BRANCHES, "user_id, branch_id", I "," I),
     BK("study_groups", C_GROUPS, "id", I "," S "," I "," I "," S "," S "," S "," I),
     BK("students", C_STUDENTS, "id", I "," S "," S "," I "," S "," S "," S "," I),
     BK("modules", C_MODULES, "id", I "," S "," I "," S "," S "," S "," S "," I),
@@ -79,7 +89,7 @@ const jr_stmt_def_t jr_stmts_backup[] = {
     BK("lesson_reports", C_REPORTS, "id",
        I "," I "," I "," S "," S "," S "," S "," S "," S "," S "," S "," S "," S "," S "," I "," I),
     BK("lesson_report_versions", C_VERSIONS, "id", I "," I "," S "," S "," S "," I "," I),
-    BK("settings", C_SETTINGS, "name", S "," S "," S "," I),
+    BK_ALL("settings", C_SETTINGS, "name", S "," S "," S "," I),
     BK("share_links", C_SHARE, "id", I "," S "," I "," S "," S "," S "," I "," S "," S "," S "," I),
     BK("audit_log", C_AUDIT, "id", I "," S "," I "," I "," I "," S "," S "," S "," S "," S),
     SEQ("branches"), SEQ("users"), SEQ("study_groups"), SEQ("students"), SEQ("modules"),
@@ -169,6 +179,8 @@ typedef struct {
     int stored_col;             /* column of stored_name, or -1 */
     apr_pool_t *p;
     long long n;
+    int page;         /* rows of the current page */
+    char last[24];    /* the id of the last row written (paged tables) */
     apr_status_t rv;
 } dump_t;
 
@@ -192,6 +204,10 @@ static int dump_row(void *baton, const jr_rows_t *shape, const char *const *row)
         (d->rv = apr_file_putc('\n', d->out)) != APR_SUCCESS) {
         return 1;
     }
+    if (row[0]) { /* id comes first in the paged tables */
+        apr_cpystrn(d->last, row[0], sizeof(d->last));
+    }
+    ++d->page;
     if (d->stored_col >= 0 && row[d->stored_col]) {
         APR_ARRAY_PUSH(d->stored, const char *) = apr_pstrdup(d->p, row[d->stored_col]);
     }
@@ -208,6 +224,28 @@ static int col_index(const jr_backup_table_t *t, const char *name)
         }
     }
     return -1;
+}
+
+/* Every row of a table through dump_row: page after page for tables with an id. */
+static apr_status_t select_pages(jr_ctx_t *ctx, const jr_backup_table_t *t, dump_t *d)
+{
+    const char *label = apr_pstrcat(d->p, "bk_sel_", t->table, NULL);
+    apr_pool_t *page;
+    apr_status_t rv;
+
+    if (!t->has_id) {
+        return jr_db_select_each(ctx->db, d->p, label, dump_row, d, JR_NOARGS);
+    }
+    apr_pool_create(&page, d->p);
+    strcpy(d->last, "0");
+    do {
+        apr_pool_clear(page);
+        d->page = 0;
+        rv = jr_db_select_each(ctx->db, page, label, dump_row, d,
+                               JR_ARGS(apr_pstrdup(page, d->last)));
+    } while (rv == APR_SUCCESS && d->rv == APR_SUCCESS && d->page == BK_PAGE);
+    apr_pool_destroy(page);
+    return rv;
 }
 
 /* Writes one table to work/<table>.jsonl and adds it to the archive. */
@@ -228,8 +266,7 @@ static apr_status_t dump_table(jr_ctx_t *ctx, jr_tar_t *tar, const char *work,
     d->n = 0;
     d->rv = APR_SUCCESS;
     d->stored_col = (t == &t_files || t == &t_photos) ? col_index(t, "stored_name") : -1;
-    rv = jr_db_select_each(ctx->db, p, apr_pstrcat(p, "bk_sel_", t->table, NULL), dump_row, d,
-                           JR_NOARGS);
+    rv = select_pages(ctx, t, d);
     apr_file_close(d->out);
     if (rv != APR_SUCCESS || d->rv != APR_SUCCESS) {
         return rv != APR_SUCCESS ? rv : d->rv;
