@@ -11,6 +11,7 @@
 #include <apr_uri.h>
 #include <http_core.h>
 
+#include "jr_time.h"
 #include "jr_util.h"
 #include "mj_private.h"
 
@@ -202,6 +203,18 @@ static const char *check_redis(cmd_parms *cmd, const char *arg, const char **val
                          jr_parse_int64(colon + 1, 1, 65535, &port) != 0)) {
         return apr_psprintf(cmd->pool, "JournalRedis: '%s' is not valid: use host:port (e.g. "
                                        "127.0.0.1:6379) or the absolute path of a unix socket",
+                            arg);
+    }
+    *value = apr_pstrdup(cmd->pool, arg);
+    return NULL;
+}
+
+static const char *check_backup_schedule(cmd_parms *cmd, const char *arg, const char **value)
+{
+    int h, m;
+    if (jr_parse_hhmm(arg, &h, &m) != 0) {
+        return apr_psprintf(cmd->pool, "JournalBackupSchedule: '%s' is not valid: use a time "
+                                       "of day HH:MM from 00:00 to 23:59",
                             arg);
     }
     *value = apr_pstrdup(cmd->pool, arg);

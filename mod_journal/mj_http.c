@@ -40,7 +40,8 @@ static void set_headers(request_rec *r, const jr_result_t *res)
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
     apr_table_do(set_header, r, res->headers, NULL);
-    ap_set_content_type(r, "application/json; charset=utf-8");
+    ap_set_content_type(r, res->content_type ? res->content_type
+                                             : "application/json; charset=utf-8");
 }
 
 /* Passes one buffer of a streamed body (and EOS at the end) down the filter chain. The bucket

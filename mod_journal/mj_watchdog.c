@@ -8,6 +8,7 @@
 #include <mod_watchdog.h>
 
 #include "jr_idem.h"
+#include "jr_backup.h"
 #include "jr_events.h"
 #include "jr_notif.h"
 #include "jr_ops.h"
@@ -17,6 +18,8 @@
 #define WATCHDOG_NAME "mod_journal"
 /* Far longer than any upload takes: every write refreshes a temp file's mtime. */
 #define TMP_MAX_AGE apr_time_from_sec(86400)
+/* Seconds between looks at the backup schedule. */
+#define BACKUP_TICK 60
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
@@ -39,40 +42,61 @@ static void sweep_tmp(server_rec *s, apr_pool_t *pool, const char *data_dir)
     }
 }
 
-static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
+/* Runs task with a context on a connection of its own (none while the database is down). */
+static void with_db(server_rec *s, apr_pool_t *pool, void (*task)(jr_ctx_t *ctx))
 {
-    server_rec *s = data;
-    jr_config_t *conf = mj_conf(s);
     ap_dbd_t *dbd;
     jr_db_t *db;
     jr_ctx_t ctx;
 
-    if (state != AP_WATCHDOG_STATE_RUNNING) {
-        return APR_SUCCESS;
-    }
-    sweep_tmp(s, pool, conf->data_dir);
-    if (!dbd_open_fn) {
-        return APR_SUCCESS;
-    }
-    if (!(dbd = dbd_open_fn(pool, s))) {
-        return APR_SUCCESS; /* the database is down: next round */
+    if (!dbd_open_fn || !(dbd = dbd_open_fn(pool, s))) {
+        return; /* the database is down: next round */
     }
     if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
-        ctx.cfg = conf;
+        ctx.cfg = mj_conf(s);
         ctx.iface = JR_IF_ADMIN;
         ctx.client_ip = "housekeeping";
         ctx.params = apr_table_make(pool, 1);
         ctx.query = apr_table_make(pool, 1);
         ctx.db = db;
-        jr_trash_purge_expired(&ctx);
-        jr_idem_purge_expired(&ctx);
-        jr_events_trim(&ctx, conf->event_retention);
-        jr_notif_purge(&ctx);
-        jr_chat_purge(&ctx);
+        task(&ctx);
     }
     dbd_close_fn(s, dbd);
+}
+
+static void purge_and_trim(jr_ctx_t *ctx)
+{
+    jr_trash_purge_expired(ctx);
+    jr_idem_purge_expired(ctx);
+    jr_events_trim(ctx, ctx->cfg->event_retention);
+    jr_notif_purge(ctx);
+    jr_chat_purge(ctx);
+}
+
+static void scheduled_backup(jr_ctx_t *ctx)
+{
+    jr_backup_scheduled(ctx);
+}
+
+static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
+{
+    server_rec *s = data;
+    if (state == AP_WATCHDOG_STATE_RUNNING) {
+        sweep_tmp(s, pool, mj_conf(s)->data_dir);
+        with_db(s, pool, purge_and_trim);
+    }
+    return APR_SUCCESS;
+}
+
+/* Every minute, whether today's backup is due (JournalBackupSchedule). */
+static apr_status_t backup_tick(int state, void *data, apr_pool_t *pool)
+{
+    server_rec *s = data;
+    if (state == AP_WATCHDOG_STATE_RUNNING && mj_conf(s)->backup_schedule) {
+        with_db(s, pool, scheduled_backup);
+    }
     return APR_SUCCESS;
 }
 
@@ -95,7 +119,8 @@ int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s)
     }
     if ((rv = get_instance(&wd, WATCHDOG_NAME, 0, 1, pconf)) != APR_SUCCESS ||
         (rv = register_cb(wd, apr_time_from_sec(mj_conf(s)->purge_interval), s, housekeeping)) !=
-            APR_SUCCESS) {
+            APR_SUCCESS ||
+        (rv = register_cb(wd, apr_time_from_sec(BACKUP_TICK), s, backup_tick)) != APR_SUCCESS) {
         MJ_LOG(JR00031, s, rv, "cannot schedule housekeeping");
         return !OK;
     }

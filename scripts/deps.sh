@@ -8,7 +8,7 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config \
 apache2 apache2-dev libapr1-dev libaprutil1-dev \
 libaprutil1-dbd-sqlite3 libaprutil1-dbd-pgsql \
-libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-dev libmagic-dev \
+libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-dev libmagic-dev zlib1g-dev \
 check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
 wrk curl \

@@ -17,6 +17,7 @@
 #include "jr_migrate.h"
 #include "jr_ops.h"
 #include "jr_util.h"
+#include "ja_backup.h"
 #include "ja_conf.h"
 
 /* Statements of the CLI: few, so they live here rather than in the catalog. */
@@ -33,6 +34,9 @@ static void usage(FILE *out)
           "        [--if-missing]          succeed without change when NAME exists\n"
           "  set-password NAME             set a new password and end the user's sessions\n"
           "  check-config                  check the database, the schema and the data directory\n"
+          "  backup                        write a backup to DATA_DIR/backups (no API keys)\n"
+          "  restore FILE                  restore a backup: every API key is deleted and every\n"
+          "                                session ends\n"
           "\n"
           "options:\n"
           "  --config FILE                 httpd configuration to take DBDriver, DBDParams and\n"
@@ -41,7 +45,8 @@ static void usage(FILE *out)
           "  --driver sqlite3|pgsql        database driver (env JOURNAL_DBD_DRIVER, default sqlite3)\n"
           "  --params PARAMS               apr_dbd parameters: the SQLite file, or a PostgreSQL\n"
           "                                conninfo (env JOURNAL_DBD_PARAMS)\n"
-          "  --data-dir DIR                data directory for check-config (env JOURNAL_DATA_DIR)\n"
+          "  --data-dir DIR                data directory for check-config, backup and restore\n"
+          "                                (env JOURNAL_DATA_DIR, else JournalDataDir)\n"
           "  --cost N                      bcrypt cost for new passwords (4-15, default 10)\n"
           "  --generate                    generate a strong password and print it once\n"
           "\n"
@@ -173,6 +178,7 @@ static void console_ctx(jr_ctx_t *ctx, apr_pool_t *p, jr_db_t *db, jr_config_t *
     memset(cfg, 0, sizeof(*cfg));
     cfg->bcrypt_cost = o->cost;
     cfg->session_ttl = 3600;
+    cfg->data_dir = o->data_dir;
     ctx->pool = p;
     ctx->db = db;
     ctx->cfg = cfg;
@@ -259,6 +265,26 @@ static int cmd_set_password(apr_pool_t *p, const opts_t *o, const char *name)
         return fail("%s", "internal error");
     }
     return report(&res, apr_psprintf(p, "password of %s changed; their sessions ended", name));
+}
+
+/* backup, or restore FILE: the data directory holds the stored files and the archives. */
+static int cmd_backup(apr_pool_t *p, const opts_t *o, const char *restore_from)
+{
+    jr_db_t *db;
+    jr_config_t cfg;
+    jr_ctx_t ctx;
+    int rc;
+    if (!o->data_dir) {
+        return fail("%s", "backup and restore need the data directory: --data-dir DIR, "
+                          "JOURNAL_DATA_DIR or JournalDataDir in the configuration");
+    }
+    if (open_db(p, o, &db, 1) != 0) {
+        return 1;
+    }
+    console_ctx(&ctx, p, db, &cfg, o);
+    rc = restore_from ? ja_restore(&ctx, restore_from) : ja_backup(&ctx);
+    jr_db_close(db);
+    return rc;
 }
 
 static int cmd_check_config(apr_pool_t *p, const opts_t *o)
@@ -397,8 +423,9 @@ int main(int argc, const char *const *argv)
     }
     cmd = g->argv[g->ind];
     arg = g->ind + 1 < argc ? g->argv[g->ind + 1] : NULL;
-    if (strcmp(cmd, "migrate") && strcmp(cmd, "check-config") &&
-        (!arg || (strcmp(cmd, "create-user") && strcmp(cmd, "set-password")))) {
+    if (strcmp(cmd, "migrate") && strcmp(cmd, "check-config") && strcmp(cmd, "backup") &&
+        (!arg || (strcmp(cmd, "create-user") && strcmp(cmd, "set-password") &&
+                  strcmp(cmd, "restore")))) {
         usage(stderr);
         rc = 2;
     } else if ((rc = find_database(p, &o)) != 0) {
@@ -411,6 +438,10 @@ int main(int argc, const char *const *argv)
         rc = cmd_set_password(p, &o, arg);
     } else if (!strcmp(cmd, "check-config")) {
         rc = cmd_check_config(p, &o);
+    } else if (!strcmp(cmd, "backup")) {
+        rc = cmd_backup(p, &o, NULL);
+    } else if (!strcmp(cmd, "restore") && arg) {
+        rc = cmd_backup(p, &o, arg);
     } else {
         usage(stderr);
         rc = 2;

@@ -118,7 +118,17 @@ X(stream_heartbeat, int, "JournalStreamHeartbeat", DURATION, ANY, 1, 300, 15,   
 X(redis, const char *, "JournalRedis", TEXT, MAIN, 0, 0, NULL, NULL,                               \
   "Redis server (host:port, or the path of a unix socket) that carries event wake-ups")            \
 X(redis_password_file, const char *, "JournalRedisPasswordFile", TEXT, MAIN, 0, 0, NULL, NULL,     \
-  "File holding the password of the JournalRedis server")
+  "File holding the password of the JournalRedis server")                                          \
+X(share_ttl, long long, "JournalShareLinkLifetime", DURATION, ANY, 3600, JR_DAYS(3650),           \
+  JR_DAYS(30), "a duration from 1h to 3650d",                                                      \
+  "Lifetime of a share link created without expires_at")                                           \
+X(share_ttl_max, long long, "JournalShareLinkMaxLifetime", DURATION, ANY, 3600, JR_DAYS(3650),    \
+  JR_DAYS(365), "a duration from 1h to 3650d",                                                     \
+  "Longest lifetime a share link may be given")                                                   \
+X(backup_schedule, const char *, "JournalBackupSchedule", TEXT, MAIN, 0, 0, NULL, NULL,            \
+  "Daily time (HH:MM, the journal's time zone) of a backup taken by httpd")                        \
+X(backup_keep, int, "JournalBackupKeep", INT, MAIN, 1, 10000, 7, "an integer from 1 to 10000",     \
+  "Backups kept in the backups directory when scheduled backups run")
 /* clang-format on */
 
 #endif

@@ -449,7 +449,7 @@ static apr_status_t shm_fail_add(jr_counters_t *c, const char *kind, const char 
 static apr_status_t shm_fail_clear(jr_counters_t *c, const char *ip)
 {
     shm_store_t *st = c->impl;
-    static const char *const kinds[] = {"apikey", "login"};
+    static const char *const kinds[] = {"apikey", "login", "share"};
     size_t k;
     for (k = 0; k < sizeof(kinds) / sizeof(*kinds); ++k) {
         char id[64];

@@ -19,6 +19,7 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p)
     res->body_len = 0;
     res->streamed = 0;
     res->file = NULL;
+    res->content_type = NULL;
     res->headers = apr_table_make(p, 4);
 }
 

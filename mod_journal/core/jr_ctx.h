@@ -110,6 +110,7 @@ typedef struct {
     const char *body;      /* serialised JSON (streaming writer), sent instead of json */
     size_t body_len;
     int streamed; /* the body's beginning left through ctx->flush; body is the rest */
+    const char *content_type; /* of body when it is not JSON (an HTML page); NULL: JSON */
 } jr_result_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);

@@ -287,38 +287,47 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
                               "created_at", now));
 }
 
-apr_status_t jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_files_reply_stored(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows, int i,
+                          const char *filename, int attachment)
 {
     apr_pool_t *p = ctx->pool;
-    long long id = jr_param_id(ctx, "id");
+    const char *path = jr_storage_path(p, ctx->cfg->data_dir, jr_rows_get(rows, i, "stored_name"));
     jr_file_reply_t *f;
-    jr_rows_t *rows;
     apr_finfo_t fi;
-    const char *path;
     apr_time_t t;
 
-    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
-        return APR_SUCCESS;
-    }
-    path = jr_storage_path(p, ctx->cfg->data_dir, jr_rows_get(rows, 0, "stored_name"));
     if (!path ||
         apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, p) != APR_SUCCESS ||
         fi.filetype != APR_REG) {
-        JR_LOG(JR05013, 0, "the stored file of entry file %s is missing",
-               jr_rows_get(rows, 0, "id"));
-        return jr_fail(res, p, 404, "the file is no longer stored");
+        return 0;
     }
     f = apr_pcalloc(p, sizeof(*f));
     f->path = path;
     f->size = fi.size;
-    f->content_type = jr_rows_get(rows, 0, "content_type");
-    f->filename = jr_rows_get(rows, 0, "name");
-    f->attachment = 1;
-    f->etag = jr_rows_get(rows, 0, "sha256");
-    f->mtime = jr_parse_iso_time(jr_rows_get(rows, 0, "created_at"), &t) == 0 ? t : fi.mtime;
+    f->content_type = jr_rows_get(rows, i, "content_type");
+    f->filename = filename;
+    f->attachment = attachment;
+    f->etag = jr_rows_get(rows, i, "sha256");
+    f->mtime = jr_parse_iso_time(jr_rows_get(rows, i, "created_at"), &t) == 0 ? t : fi.mtime;
     res->status = 200;
     res->json = NULL;
     res->file = f;
+    return 1;
+}
+
+apr_status_t jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+
+    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
+        return APR_SUCCESS;
+    }
+    if (!jr_files_reply_stored(ctx, res, rows, 0, jr_rows_get(rows, 0, "name"), 1)) {
+        JR_LOG(JR05013, 0, "the stored file of entry file %s is missing",
+               jr_rows_get(rows, 0, "id"));
+        return jr_fail(res, ctx->pool, 404, "the file is no longer stored");
+    }
     return APR_SUCCESS;
 }
 

@@ -53,6 +53,12 @@ typedef struct {
  * or oversized file; sniffs the type. Returns 0, or -1 with the answer in res. */
 int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incoming_t *in);
 
+/* Answers with the bytes of a stored file: row i of rows gives stored_name, content_type,
+ * sha256 and created_at. 1 when res holds the file; 0 when the bytes are missing from the
+ * data directory (res untouched: the caller logs and answers 404). */
+int jr_files_reply_stored(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows, int i,
+                          const char *filename, int attachment);
+
 /* The photo rows of an owner ("entry" or "group"): deletes them in the caller's
  * transaction and pushes their stored names. */
 apr_status_t jr_photos_purge_owner(jr_ctx_t *ctx, const char *owner_type, long long owner_id,

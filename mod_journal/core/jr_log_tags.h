@@ -126,7 +126,16 @@
     X(JR09009, INFO)                                                                          \
     /* /api/v1 sync: idempotency, cursors, conditional requests */                          \
     X(JR11000, ERR)                                                                           \
-    X(JR11001, ERR)
+    X(JR11001, ERR)                                                                           \
+    /* share links and backups */                                                             \
+    X(JR10001, ERR)                                                                           \
+    X(JR10002, ERR)                                                                           \
+    X(JR10003, ERR)                                                                           \
+    X(JR10004, ERR)                                                                           \
+    X(JR10005, ERR)                                                                           \
+    X(JR10006, INFO)                                                                          \
+    X(JR10007, ERR)                                                                           \
+    X(JR10008, INFO)
 /* clang-format on */
 
 #endif

@@ -1,5 +1,7 @@
 /* The route tables: which endpoints exist, at a glance. */
 #include "jr_ops.h"
+#include "jr_backup.h"
+#include "jr_share.h"
 
 #define ADMIN JR_RF_ADMIN
 #define SESSION JR_AUTH_SESSION
@@ -117,6 +119,21 @@ const jr_route_t jr_routes_admin[] = {
     {"GET", "/api/chat/threads/:tutorId/messages", jr_op_chat_messages, SESSION, JR_BODY_NONE, 0},
     {"POST", "/api/chat/threads/:tutorId/messages", jr_op_chat_post, SESSION, JR_BODY_JSON, 0},
     {"POST", "/api/chat/threads/:tutorId/read", jr_op_chat_read, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/share-links", jr_op_share_links_list, SESSION, JR_BODY_NONE, 0},
+    {"POST", "/api/share-links", jr_op_share_links_create, SESSION, JR_BODY_JSON, 0},
+    {"DELETE", "/api/share-links/:id", jr_op_share_links_revoke, SESSION, JR_BODY_NONE, 0},
+    {"GET", "/api/share/~token", jr_op_share_open, NONE, JR_BODY_NONE, 0},
+    {"POST", "/api/share/~token", jr_op_share_unlock, NONE, JR_BODY_JSON, 0},
+    {"GET", "/api/share/~token/files/~name", jr_op_share_file, NONE, JR_BODY_NONE, 0},
+    {"GET", "/share/~token", jr_op_share_page, NONE, JR_BODY_NONE, 0},
+    {"POST", "/share/~token", jr_op_share_page_unlock, NONE, JR_BODY_UPLOAD, 0},
+
+    {"POST", "/api/backups", jr_op_backups_create, SESSION, JR_BODY_NONE, ADMIN},
+    {"GET", "/api/backups", jr_op_backups_list, SESSION, JR_BODY_NONE, ADMIN},
+    {"GET", "/api/backups/~name/download", jr_op_backups_download, SESSION, JR_BODY_NONE, ADMIN},
+    {"DELETE", "/api/backups/~name", jr_op_backups_delete, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/backups/~name/restore", jr_op_backups_restore, SESSION, JR_BODY_NONE, ADMIN},
+    {"POST", "/api/backups/restore", jr_op_backups_upload_restore, SESSION, JR_BODY_UPLOAD, ADMIN},
 
     {NULL, NULL, NULL, NONE, JR_BODY_NONE, 0},
 };

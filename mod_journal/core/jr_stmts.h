@@ -62,5 +62,9 @@ extern const jr_stmt_def_t jr_stmts_stream[];
 extern const jr_stmt_def_t jr_stmts_chat[];
 extern const jr_stmt_def_t jr_stmts_idem[];
 extern const jr_stmt_def_t jr_stmts_sync[];
+extern const jr_stmt_def_t jr_stmts_share[];
+extern const jr_stmt_def_t jr_stmts_share_public[];
+extern const jr_stmt_def_t jr_stmts_backup[];
+extern const jr_stmt_def_t jr_stmts_backup_restore[];
 
 #endif

@@ -184,7 +184,10 @@ START_TEST(admin_table_is_consistent)
     int n = 0;
     for (a = jr_routes_admin; a->method; ++a, ++n) {
         ck_assert_msg(a->op != NULL, "%s %s has no operation", a->method, a->pattern);
-        ck_assert_msg(a->pattern && !strncmp(a->pattern, "/api/", 5), "pattern %s", a->pattern);
+        /* /share/: the page of a share link, for a parent's browser. */
+        ck_assert_msg(a->pattern && (!strncmp(a->pattern, "/api/", 5) ||
+                                     !strncmp(a->pattern, "/share/", 7)),
+                      "pattern %s", a->pattern);
         ck_assert_msg(!strcmp(a->method, "GET") || !strcmp(a->method, "POST") ||
                           !strcmp(a->method, "PUT") || !strcmp(a->method, "DELETE"),
                       "method %s", a->method);
@@ -194,11 +197,14 @@ START_TEST(admin_table_is_consistent)
         }
         /* Writes are for admins, except signing in and out, the journal records that
          * tutors keep for their branches (the operations check the branch), the caller's
-         * own read marks of notifications and the chat (a tutor reaches their own thread). */
+         * own read marks of notifications and the chat (a tutor reaches their own thread),
+         * and share links (tutors share their branches' records; families send a link's
+         * password). */
         if (strcmp(a->method, "GET") && strncmp(a->pattern, "/api/auth/", 10) &&
             strncmp(a->pattern, "/api/students", 13) && strncmp(a->pattern, "/api/entries", 12) &&
             strncmp(a->pattern, "/api/lesson-reports", 19) &&
-            strncmp(a->pattern, "/api/notifications", 18) && strncmp(a->pattern, "/api/chat/", 10)) {
+            strncmp(a->pattern, "/api/notifications", 18) && strncmp(a->pattern, "/api/chat/", 10) &&
+            strncmp(a->pattern, "/api/share", 10) && strncmp(a->pattern, "/share/", 7)) {
             ck_assert_msg(a->flags & JR_RF_ADMIN, "%s %s is not admin-only", a->method,
                           a->pattern);
             ck_assert_int_eq(a->auth, JR_AUTH_SESSION);
