@@ -8,41 +8,20 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_events[] = {
-    {"event_insert",
-     "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at)"
-     " VALUES (%s, " JR_INT ", %s, " JR_INT ", %s, %s)",
-     NULL},
-    {"event_entry_row",
-     "SELECT id, branch_id, group_id, student_name, description, description_original,"
-     " ai_status, ai_error, ai_checked_at FROM entries WHERE id = " JR_INT,
-     NULL},
-    {"event_report_row",
-     "SELECT id, branch_id, group_id, lesson_date, lesson_time, topic, text, text_original,"
-     " text_ai, ai_status, ai_error, ai_checked_at FROM lesson_reports WHERE id = " JR_INT,
-     NULL},
-    /* In batches: one short write transaction each, however much has piled up. */
-    {"events_trim",
-     "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < %s"
-     " ORDER BY id LIMIT 5000)",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload)
 {
     apr_pool_t *p = ctx->pool;
-    return jr_db_exec(ctx->db, p, "event_insert", NULL,
+    return jr_db_exec(ctx->db, p, JR_Q_EVENT_INSERT, NULL,
                       JR_ARGS(type, jr_opt_i64(p, branch_id), entity_type,
                               jr_opt_i64(p, entity_id), payload, jr_now_iso(p)));
 }
 
 /* The row an event describes; NULL (with APR_EGENERAL) when it cannot be read. */
-static jr_rows_t *event_row(jr_ctx_t *ctx, const char *label, long long id)
+static jr_rows_t *event_row(jr_ctx_t *ctx, jr_stmt_id_t stmt, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, label, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, stmt, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
         return NULL;
@@ -63,7 +42,7 @@ static apr_status_t emit(jr_ctx_t *ctx, const char *type, const jr_rows_t *r,
 
 apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
 {
-    jr_rows_t *r = event_row(ctx, "event_entry_row", entry_id);
+    jr_rows_t *r = event_row(ctx, JR_Q_EVENT_ENTRY_ROW, entry_id);
     jr_jw_t w;
     if (!r) {
         return APR_EGENERAL;
@@ -86,7 +65,7 @@ apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
 
 apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_id)
 {
-    jr_rows_t *r = event_row(ctx, "event_report_row", report_id);
+    jr_rows_t *r = event_row(ctx, JR_Q_EVENT_REPORT_ROW, report_id);
     jr_jw_t w;
     if (!r) {
         return APR_EGENERAL;
@@ -126,7 +105,7 @@ int jr_events_trim(jr_ctx_t *ctx, long long max_age)
         if (jr_db_begin(ctx->db) != APR_SUCCESS) {
             return -1;
         }
-        if (jr_db_exec(ctx->db, p, "events_trim", &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
+        if (jr_db_exec(ctx->db, p, JR_Q_EVENTS_TRIM, &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
             jr_db_rollback(ctx->db);
             return -1;
         }

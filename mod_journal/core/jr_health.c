@@ -11,7 +11,7 @@ apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
     if (!ctx->db) {
         db = "unavailable";
-    } else if (jr_db_select(ctx->db, ctx->pool, "health_schema", &rows, JR_NOARGS) !=
+    } else if (jr_db_select(ctx->db, ctx->pool, JR_Q_HEALTH_SCHEMA, &rows, JR_NOARGS) !=
                APR_SUCCESS) {
         db = "error";
     } else {

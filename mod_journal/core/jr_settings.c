@@ -10,16 +10,6 @@
 #include "jr_time.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_settings[] = {
-    {"settings_all", "SELECT name, value FROM settings", NULL},
-    {"setting_upsert",
-     "INSERT INTO settings (name, value, updated_at, updated_by) VALUES (%s, %s, %s, " JR_INT ")"
-     " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
-     " updated_at = excluded.updated_at, updated_by = excluded.updated_by",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 typedef enum {
     S_TEXT,   /* a string, bounded; choices or a validator may narrow it */
     S_INT,    /* a JSON integer within [min, max] */
@@ -102,7 +92,7 @@ static apr_hash_t *stored(jr_ctx_t *ctx)
         return h;
     }
     h = apr_hash_make(ctx->pool);
-    if (ctx->db && jr_db_select(ctx->db, ctx->pool, "settings_all", &rows, JR_NOARGS) ==
+    if (ctx->db && jr_db_select(ctx->db, ctx->pool, JR_Q_SETTINGS_ALL, &rows, JR_NOARGS) ==
                        APR_SUCCESS) {
         for (i = 0; i < rows->nrows; ++i) {
             apr_hash_set(h, jr_rows_get(rows, i, "name"), APR_HASH_KEY_STRING,
@@ -270,7 +260,7 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         const void *k;
         void *val;
         apr_hash_this(hi, &k, NULL, &val);
-        if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
+        if (jr_db_exec(ctx->db, p, JR_Q_SETTING_UPSERT, NULL,
                        JR_ARGS(k, val, now, jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS) {
             return jr_tx_fail(ctx, res, NULL);
