@@ -55,7 +55,9 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     if (!(dbd = dbd_open_fn(pool, s))) {
         return APR_SUCCESS; /* the database is down: next round */
     }
-    if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL) {
+    /* Not on a schema older than the module's: its statements are not prepared. */
+    if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL &&
+        !jr_db_refusal(db)) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
         ctx.cfg = &conf->core;
