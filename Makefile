@@ -5,12 +5,18 @@
 #   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
 #   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
+#   make install - make build, then install it (DESTDIR, and the options given to configure by
+#                 scripts/build.sh, apply)
+#   make deb    - the Debian package libapache2-mod-journal in ./build-deb (out of tree)
+#   make check-package - builds the package, installs it on this machine, serves the journal
+#                 through the system's apache2 on a loopback port, then purges it
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker fuzz deps clean distclean
+.PHONY: all build build-asan run check unit api bench bench-worker fuzz deps clean distclean \
+	install deb check-package
 
 all: build
 
@@ -39,10 +45,21 @@ fuzz:
 	@sh scripts/deps.sh fuzz
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh run
 
+install: build
+	@$(MAKE) -C $(BUILD_DIR) install --no-print-directory
+
+deb:
+	@sh scripts/deps.sh deb
+	@sh scripts/deb.sh
+
+check-package:
+	@sh scripts/deps.sh deb
+	@sh tests/package/check-package.sh
+
 clean:
 	@[ ! -f $(BUILD_DIR)/Makefile ] || $(MAKE) -C $(BUILD_DIR) clean
 	@[ ! -f $(ASAN_DIR)/Makefile ] || $(MAKE) -C $(ASAN_DIR) clean
 
 distclean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz autom4te.cache build-aux m4 aclocal.m4 configure \
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz build-deb autom4te.cache build-aux m4 aclocal.m4 configure \
 		Makefile.in config.h.in config.h.in~

@@ -108,9 +108,7 @@ def run_db(kind, results):
                                     ("200 ms fake, concurrency 16", 200, 16, SLOW_JOBS)):
         fake = ws.FakeLLM(latency_ms=latency)
         srv = ws.Server(label="bench-worker", extra_conf="LogLevel warn\n")
-        env = ws.WorkerEnv(srv, fake, concurrency=conc, timeout=30)
-        env.config.write_text(env.config.read_text().replace("log_level = info",
-                                                              "log_level = warn"))
+        env = ws.WorkerEnv(srv, fake, concurrency=conc, timeout=30, log_level="warn")
         try:
             env.start(1)
             group = ws.new_group(srv)
@@ -126,14 +124,12 @@ def run_db(kind, results):
             mem = rss(env.pids()[0])
             row.setdefault("rss", []).append(mem)
             print(f"  worker RSS {mem['VmRSS']:.1f} MB (peak {mem['VmHWM']:.1f} MB)", flush=True)
-            env.stop_workers()
         finally:
-            for w in env.workers:
-                if w.alive():
-                    w.kill9()
-            srv.stop()
-            srv.cleanup()
-            fake.stop()
+            try:
+                srv.stop()  # httpd stops its worker
+            finally:
+                srv.cleanup()
+                fake.stop()
     results[kind] = row
 
 

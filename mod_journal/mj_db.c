@@ -40,22 +40,22 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
     const dbd_cfg_t *cfg;
     server_rec *sp;
     if (!ap_find_linked_module("mod_dbd.c")) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
+        MJ_LOG(JR00001, s, 0,
+               "mod_journal needs mod_dbd: add LoadModule dbd_module");
         return !OK;
     }
     for (sp = s; sp; sp = sp->next) {
-        const char *err = mj_conf_resolve(ptemp, mj_conf(sp));
+        const char *err = jr_config_resolve(ptemp, mj_conf(sp));
         if (err) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "JR00008: %s", err);
+            MJ_LOG(JR00008, sp, 0, "%s", err);
             return !OK;
         }
     }
     cfg = mj_dbd_settings(s);
     if (!cfg || !jr_db_dialect_of(cfg->name)) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "JR00002: DBDriver must be sqlite3 or pgsql for mod_journal (found %s)",
-                     cfg && cfg->name ? cfg->name : "none");
+        MJ_LOG(JR00002, s, 0,
+               "DBDriver must be sqlite3 or pgsql for mod_journal (found %s)",
+               cfg && cfg->name ? cfg->name : "none");
         return !OK;
     }
     return OK;
@@ -72,8 +72,8 @@ static void give_sqlite_files(apr_pool_t *p, server_rec *s, const char *path)
     for (i = 0; i < sizeof(suffixes) / sizeof(*suffixes); ++i) {
         const char *f = apr_pstrcat(p, path, suffixes[i], NULL);
         if (access(f, F_OK) == 0 && chown(f, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s,
-                         "JR00003: cannot hand %s to the server's User", f);
+            MJ_LOG(JR00003, s, errno,
+                   "cannot hand %s to the server's User", f);
         }
     }
 }
@@ -90,28 +90,28 @@ static int migrate_one(apr_pool_t *ptemp, server_rec *s, const dbd_cfg_t *cfg)
     }
     if (rv != APR_SUCCESS) {
         /* err never holds DBDParams: it may contain a password. */
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00004: database migration failed: %s",
-                     err ? err : "unknown error");
+        MJ_LOG(JR00004, s, rv, "database migration failed: %s",
+               err ? err : "unknown error");
         return !OK;
     }
     if (jr_db_dialect_of(cfg->name) == JR_DB_SQLITE) {
         give_sqlite_files(ptemp, s, cfg->params);
     }
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "JR00005: schema version %d (%d migration(s) applied)",
-                 version, applied);
+    MJ_LOG(JR00005, s, 0, "schema version %d (%d migration(s) applied)",
+           version, applied);
     return OK;
 }
 
 static int resolve_core_config(apr_pool_t *p, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
-    const char *err = mj_conf_resolve(p, c);
+    jr_config_t *c = mj_conf(s);
+    const char *err = jr_config_resolve(p, c);
     if (err) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00008: %s", err);
+        MJ_LOG(JR00008, s, 0, "%s", err);
         return !OK;
     }
     /* A hash of a random password at the configured cost: checked for unknown users. */
-    c->core.dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->core.bcrypt_cost);
+    c->dummy_hash = jr_password_hash(p, jr_random_password(p, 24), c->bcrypt_cost);
     return OK;
 }
 
@@ -122,10 +122,10 @@ static void preconfigure_sqlite(apr_pool_t *pconf, server_rec *s, const char *pa
 {
     apr_status_t rv = jr_db_sqlite_preconfigure(pconf, path);
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "JR00070: cannot set up SQLite connections to %s as they open; other "
-                     "modules' statements on them (mod_authn_dbd, DBDPrepareSQL) may fail",
-                     path);
+        MJ_LOG(JR00070, s, rv,
+               "cannot set up SQLite connections to %s as they open; other "
+               "modules' statements on them (mod_authn_dbd, DBDPrepareSQL) may fail",
+               path);
     }
 }
 
@@ -137,12 +137,12 @@ int mj_db_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, se
 
     dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
     if (!dbd_acquire_fn) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "JR00001: mod_journal needs mod_dbd: add LoadModule dbd_module");
+        MJ_LOG(JR00001, s, 0,
+               "mod_journal needs mod_dbd: add LoadModule dbd_module");
         return !OK;
     }
     if (jr_crypt_init() != 0) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00006: OpenSSL has no SHA-256");
+        MJ_LOG(JR00006, s, 0, "OpenSSL has no SHA-256");
         return !OK;
     }
     for (sp = s; sp; sp = sp->next) {
@@ -184,8 +184,8 @@ apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
      * module on the connection. p is cleared before the connection closes. A schema older
      * than the module's is no failure here: the connection then serves nothing (JR01030). */
     if (jr_db_attach(dbd->driver, dbd->handle, dbd->pool, p) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, cfg->server,
-                     "JR00007: cannot prepare statements on a new connection");
+        MJ_LOG(JR00007, cfg->server, 0,
+               "cannot prepare statements on a new connection");
         return APR_EGENERAL;
     }
     return OK;

@@ -84,10 +84,10 @@ static int stream_out(void *baton, const char *data, size_t len)
 static int abort_stream(mj_stream_t *st, const jr_result_t *res)
 {
     request_rec *r = st->r;
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                  "JR00050: the answer failed with status %d after part of it was sent; the "
-                  "response is cut short",
-                  res->status);
+    MJ_RLOG(JR00050, r, 0,
+            "the answer failed with status %d after part of it was sent; the "
+            "response is cut short",
+            res->status);
     r->connection->keepalive = AP_CONN_CLOSE;
     APR_BRIGADE_INSERT_TAIL(st->bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL, r->pool,
                                                            r->connection->bucket_alloc));
@@ -149,7 +149,7 @@ static int send_file(request_rec *r, const jr_result_t *res)
 
     if (apr_file_open(&fd, f->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, r->pool) !=
         APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00020: stored file is missing");
+        MJ_RLOG(JR00020, r, 0, "stored file is missing");
         jr_result_t gone;
         jr_result_init(&gone, r->pool);
         jr_fail(&gone, r->pool, 404, "the file is no longer stored");
@@ -209,7 +209,7 @@ static int to_file(void *baton, const char *data, apr_size_t len)
 }
 
 /* Streams an upload body into a temp file under data_dir/tmp with a cap. OK or a status. */
-static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t **out)
+static int read_upload(request_rec *r, const jr_config_t *conf, jr_upload_t **out)
 {
     const char *dir = apr_pstrcat(r->pool, conf->data_dir, "/tmp", NULL);
     char *tmpl = apr_pstrcat(r->pool, dir, "/upload-XXXXXX", NULL);
@@ -219,18 +219,18 @@ static int read_upload(request_rec *r, const mj_server_conf_t *conf, jr_upload_t
     jr_upload_t *up;
     int status;
 
-    if ((status = check_length(r, conf->core.upload_max, &declared)) != OK) {
+    if ((status = check_length(r, conf->upload_max, &declared)) != OK) {
         return status;
     }
     apr_dir_make_recursive(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, r->pool);
     if (apr_file_mktemp(&fd, tmpl, APR_FOPEN_CREATE | APR_FOPEN_READ | APR_FOPEN_WRITE |
                                         APR_FOPEN_EXCL | APR_FOPEN_BINARY,
                         r->pool) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "JR00021: cannot create an upload temp file");
+        MJ_RLOG(JR00021, r, 0, "cannot create an upload temp file");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     apr_pool_cleanup_register(r->pool, tmpl, remove_temp, apr_pool_cleanup_null);
-    status = pump_body(r, conf->core.upload_max, HUGE_STRING_LEN * 4, to_file, fd);
+    status = pump_body(r, conf->upload_max, HUGE_STRING_LEN * 4, to_file, fd);
     if (status == OK && apr_file_info_get(&fi, APR_FINFO_SIZE, fd) != APR_SUCCESS) {
         status = HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -472,7 +472,7 @@ static int body_type_ok(request_rec *r, jr_ctx_t *ctx, const jr_route_t *route,
 
 /* Takes the body the route wants: discarded, into an upload file (ctx->upload) or into
  * memory (*body, *len). GO_ON, or the handler's result once a refusal has been sent. */
-static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_route_t *route,
+static int take_body(request_rec *r, const jr_config_t *conf, const jr_route_t *route,
                      jr_ctx_t *ctx, jr_result_t *res, char **body, apr_size_t *len)
 {
     apr_off_t cap = (apr_off_t)conf->max_body, declared;
@@ -482,7 +482,7 @@ static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_rout
         return GO_ON;
     }
     if (route->body == JR_BODY_UPLOAD) {
-        cap = (apr_off_t)conf->core.upload_max;
+        cap = (apr_off_t)conf->upload_max;
         status = read_upload(r, conf, &ctx->upload);
     } else if ((status = check_length(r, cap, &declared)) == OK) {
         if (!body_type_ok(r, ctx, route, res)) {
@@ -493,12 +493,12 @@ static int take_body(request_rec *r, const mj_server_conf_t *conf, const jr_rout
     return status == OK ? GO_ON : answer_body_error(r, res, status, cap);
 }
 
-static void init_ctx(request_rec *r, mj_server_conf_t *conf, jr_ctx_t *ctx,
+static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
                      jr_credentials_t *cred)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->pool = r->pool;
-    ctx->cfg = &conf->core;
+    ctx->cfg = conf;
     ctx->client_ip = r->useragent_ip;
     ctx->method = r->method;
     ctx->params = apr_table_make(r->pool, 4);
@@ -512,7 +512,7 @@ static void init_ctx(request_rec *r, mj_server_conf_t *conf, jr_ctx_t *ctx,
 
 int mj_handler(request_rec *r)
 {
-    mj_server_conf_t *conf;
+    jr_config_t *conf;
     const jr_route_t *table, *route = NULL;
     const char *allow = NULL, *qerr = NULL, *refusal;
     const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";

@@ -7,6 +7,7 @@
 #include <http_log.h>
 
 #include "jr_ctx.h" /* apr_dbd.h comes before mod_dbd.h */
+#include "jr_log.h"
 
 #include <mod_dbd.h>
 
@@ -16,53 +17,31 @@ APLOG_USE_MODULE(journal);
 
 #define MJ_HANDLER "journal"
 
-/* Numeric settings are long long, -1 while unset (see the table in mj_config.c). */
-typedef struct {
-    const char *data_dir;
-    int migrate;
-    long long session_ttl, max_body, bcrypt_cost;
-    long long rate_default, rate_max;
-    long long key_ban_threshold, key_ban_window, key_ban_duration;
-    long long login_ban_threshold, login_ban_window, login_ban_duration;
-    long long honeypot_ban_duration;
-    long long upload_max;
-    const char *upload_types;
-    long long purge_interval;
-    /* The worker processes and the AI endpoint: main server only (see mj_worker.c). */
-    int worker; /* JournalWorker; -1 while unset */
-    const char *worker_path;
-    long long worker_processes, ai_timeout, ai_concurrency;
-    const char *ai_endpoint, *ai_model, *ai_key_file;
-    long long login_throttle_threshold, login_throttle_window, login_throttle_max_backoff;
-    long long counter_slots;
-    long long report_versions_max;
-    long long event_retention;
-    jr_config_t core; /* resolved in post_config */
-} mj_server_conf_t;
+/* Logging by tag (core/jr_log_tags.h), at the tag's registered level, with the glue's file and
+ * line. httpd checks its LogLevel before it formats. */
+#define MJ_APLOG(level)                                                                       \
+    ((level) <= JR_LOG_CRIT    ? APLOG_CRIT                                                   \
+     : (level) == JR_LOG_ERR  ? APLOG_ERR                                                    \
+     : (level) == JR_LOG_WARN ? APLOG_WARNING                                                \
+     : (level) == JR_LOG_INFO ? APLOG_INFO                                                   \
+                              : APLOG_DEBUG)
+#define MJ_LOG(tag, s, rv, ...)                                                               \
+    ap_log_error(APLOG_MARK, MJ_APLOG(JR_LOG_LEVEL(tag)), rv, s, #tag ": " __VA_ARGS__)
+#define MJ_RLOG(tag, r, rv, ...)                                                              \
+    ap_log_rerror(APLOG_MARK, MJ_APLOG(JR_LOG_LEVEL(tag)), rv, r, #tag ": " __VA_ARGS__)
+/* A message whose level depends on the configuration: the registry holds its most severe. */
+#define MJ_LOG_AT(tag, level, s, rv, ...)                                                     \
+    do {                                                                                      \
+        (void)JR_LOG_LEVEL(tag); /* registered */                                             \
+        ap_log_error(APLOG_MARK, MJ_APLOG(level), rv, s, #tag ": " __VA_ARGS__);              \
+    } while (0)
 
-/* Defaults (documented in docs/directives.md). */
-#define MJ_DEFAULT_DATA_DIR "/var/lib/mod_journal"
-#define MJ_DEFAULT_SESSION_TTL (12LL * 3600)
-#define MJ_DEFAULT_MAX_BODY (1024LL * 1024)
-#define MJ_DEFAULT_BCRYPT_COST 10
-#define MJ_DEFAULT_UPLOAD_MAX (20LL * 1024 * 1024)
-#define MJ_DEFAULT_PURGE_INTERVAL 3600
-#define MJ_DEFAULT_WORKER_PROCESSES 1
-#define MJ_DEFAULT_AI_TIMEOUT 60
-#define MJ_DEFAULT_AI_CONCURRENCY 4
-#ifndef MJ_DEFAULT_WORKER_PATH /* the build passes $(bindir)/journal-worker */
-#define MJ_DEFAULT_WORKER_PATH "/usr/local/bin/journal-worker"
-#endif
-#define MJ_DEFAULT_UPLOAD_TYPES                                                               \
-    "application/pdf image/jpeg image/png image/webp image/gif text/plain text/csv "          \
-    "application/msword application/vnd.openxmlformats-officedocument.wordprocessingml.document " \
-    "application/vnd.oasis.opendocument.text"
-
+/* mj_config.c: the directives of core/jr_config_list.h. A server's configuration is the
+ * core's jr_config_t, resolved (defaults, checks across directives) with jr_config_resolve. */
 extern const command_rec mj_directives[];
 void *mj_create_server_conf(apr_pool_t *p, server_rec *s);
 void *mj_merge_server_conf(apr_pool_t *p, void *base, void *add);
-mj_server_conf_t *mj_conf(const server_rec *s);
-const char *mj_conf_resolve(apr_pool_t *p, mj_server_conf_t *c);
+jr_config_t *mj_conf(const server_rec *s);
 
 /* mj_watchdog.c: periodic housekeeping */
 int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s);

@@ -44,9 +44,9 @@ int mj_shm_post_config(apr_pool_t *pconf, server_rec *s)
         /* A restart with another JournalCounterSlots or a module with another layout: the
          * children of the old generation keep their own mapping until they exit; the new
          * generation must not attach to a region it cannot read. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "JR02013: shared counters recreated for %u slots; counts start from zero",
-                     slots);
+        MJ_LOG(JR02013, s, 0,
+               "shared counters recreated for %u slots; counts start from zero",
+               slots);
         apr_shm_destroy(retained->shm);
         retained->shm = NULL;
     }
@@ -54,12 +54,12 @@ int mj_shm_post_config(apr_pool_t *pconf, server_rec *s)
     rv = apr_shm_create(&retained->shm, jr_shmcounters_size(slots), NULL, s->process->pool);
     if (rv != APR_SUCCESS) {
         retained->shm = NULL;
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00009: cannot create shared memory");
+        MJ_LOG(JR00009, s, rv, "cannot create shared memory");
         return !OK;
     }
     if (!jr_shmcounters_attach(s->process->pool, apr_shm_baseaddr_get(retained->shm),
                                apr_shm_size_get(retained->shm), slots, 1)) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "JR00009: cannot initialise shared memory");
+        MJ_LOG(JR00011, s, 0, "cannot initialise shared memory");
         return !OK;
     }
     return OK;
@@ -72,7 +72,7 @@ void mj_shm_child_init(apr_pool_t *pchild, server_rec *s)
                                          apr_shm_size_get(retained->shm), configured_slots(s), 0);
     }
     if (!counters) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
-                     "JR00010: shared counters unavailable: /api/v1 and logins answer 503");
+        MJ_LOG(JR00010, s, 0,
+               "shared counters unavailable: /api/v1 and logins answer 503");
     }
 }

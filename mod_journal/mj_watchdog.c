@@ -27,20 +27,20 @@ static void sweep_tmp(server_rec *s, apr_pool_t *pool, const char *data_dir)
     apr_status_t rv =
         jr_storage_sweep_tmp(pool, data_dir, apr_time_now() - TMP_MAX_AGE, &removed, &failed);
     if (rv != APR_SUCCESS || failed) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "JR00041: cannot clean %s/tmp (%d old temp file(s) left)", data_dir, failed);
+        MJ_LOG(JR00041, s, rv,
+               "cannot clean %s/tmp (%d old temp file(s) left)", data_dir, failed);
     }
     if (removed) {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
-                     "JR00040: removed %d temp file(s) older than a day from %s/tmp", removed,
-                     data_dir);
+        MJ_LOG(JR00040, s, 0,
+               "removed %d temp file(s) older than a day from %s/tmp", removed,
+               data_dir);
     }
 }
 
 static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
 {
     server_rec *s = data;
-    mj_server_conf_t *conf = mj_conf(s);
+    jr_config_t *conf = mj_conf(s);
     ap_dbd_t *dbd;
     jr_db_t *db;
     jr_ctx_t ctx;
@@ -48,7 +48,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     if (state != AP_WATCHDOG_STATE_RUNNING) {
         return APR_SUCCESS;
     }
-    sweep_tmp(s, pool, conf->core.data_dir);
+    sweep_tmp(s, pool, conf->data_dir);
     if (!dbd_open_fn) {
         return APR_SUCCESS;
     }
@@ -60,14 +60,14 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
         !jr_db_refusal(db)) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
-        ctx.cfg = &conf->core;
+        ctx.cfg = conf;
         ctx.iface = JR_IF_ADMIN;
         ctx.client_ip = "housekeeping";
         ctx.params = apr_table_make(pool, 1);
         ctx.query = apr_table_make(pool, 1);
         ctx.db = db;
         jr_trash_purge_expired(&ctx);
-        jr_events_trim(&ctx, conf->core.event_retention);
+        jr_events_trim(&ctx, conf->event_retention);
     }
     dbd_close_fn(s, dbd);
     return APR_SUCCESS;
@@ -85,15 +85,15 @@ int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s)
     dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
     dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
     if (!get_instance || !register_cb) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "JR00030: mod_watchdog is not available: the trash is not purged "
-                     "automatically");
+        MJ_LOG(JR00030, s, 0,
+               "mod_watchdog is not available: the trash is not purged "
+               "automatically");
         return OK;
     }
     if ((rv = get_instance(&wd, WATCHDOG_NAME, 0, 1, pconf)) != APR_SUCCESS ||
         (rv = register_cb(wd, apr_time_from_sec(mj_conf(s)->purge_interval), s, housekeeping)) !=
             APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "JR00031: cannot schedule housekeeping");
+        MJ_LOG(JR00031, s, rv, "cannot schedule housekeeping");
         return !OK;
     }
     return OK;

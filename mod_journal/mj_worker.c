@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -71,6 +72,16 @@ typedef struct {
 } retained_t;
 
 static jr_worker_census_t *census;
+
+/* The census entry of a slot: who runs there, and from when it works (after its delay). */
+static void census_set(const slot_t *w, pid_t pid, int delay)
+{
+    apr_time_t from = delay > 0 ? apr_time_now() + apr_time_from_sec(delay) : 0;
+    /* Rounded up: a process is never counted before its delay is over. */
+    apr_atomic_set32(&census->slot[w->index - 1].from,
+                     (apr_uint32_t)((from + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC));
+    apr_atomic_set32(&census->slot[w->index - 1].pid, (apr_uint32_t)pid);
+}
 
 /* ---- identity ---------------------------------------------------------------------------- */
 
@@ -175,10 +186,10 @@ int mj_worker_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     const char *key = mj_conf(s)->ai_key_file;
     int err = key ? readable_as_user(ptemp, key) : 0;
     if (err) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "JR00107: JournalAIKeyFile: '%s' cannot be read by the server's User "
-                     "(%s): make it readable by that user and by nobody else",
-                     key, strerror(err));
+        MJ_LOG(JR00107, s, 0,
+               "JournalAIKeyFile: '%s' cannot be read by the server's User "
+               "(%s): make it readable by that user and by nobody else",
+               key, strerror(err));
         return !OK;
     }
     return OK;
@@ -214,7 +225,7 @@ static const char *runtime_dir(apr_pool_t *p)
  * DBDParams or a path): the value is never quoted in a message. */
 static const char *settings_text(apr_pool_t *p, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const dbd_cfg_t *db = mj_dbd_settings(s);
     const char *values[] = {db ? db->name : "", db ? db->params : "", c->data_dir,
                             runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file};
@@ -279,9 +290,21 @@ static int write_settings(apr_pool_t *p, server_rec *s, const char *path, const 
 
 static void maintenance(int reason, void *data, int status);
 
+/* A child that cannot become the worker waits out its delay before it exits, as the worker
+ * would have: its restarts keep the back-off instead of coming once a second. SIGTERM (its
+ * default action is restored) ends the wait. */
+static void child_wait(int delay)
+{
+    struct timespec t;
+    t.tv_sec = delay;
+    t.tv_nsec = 0;
+    while (delay > 0 && nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
 /* The forked child: a clean slate (signals, descriptors, identity), then exec. Only
  * async-signal-safe calls: the parent may have threads. */
-static void exec_worker(const supervisor_t *v, const char *const argv[])
+static void exec_worker(const supervisor_t *v, const char *const argv[], int delay)
 {
     struct sigaction dfl;
     sigset_t none;
@@ -307,6 +330,7 @@ static void exec_worker(const supervisor_t *v, const char *const argv[])
     if ((err = become(&v->ids)) != 0) {
         child_say("JR00105: journal-worker: cannot switch to the server's User and Group for ",
                   v->path, err);
+        child_wait(delay);
         _exit(EXIT_CANNOT_RUN);
     }
 #ifdef PR_SET_PDEATHSIG
@@ -317,6 +341,7 @@ static void exec_worker(const supervisor_t *v, const char *const argv[])
 #endif
     execv(v->path, (char *const *)argv);
     child_say("JR00106: journal-worker: cannot execute ", v->path, errno);
+    child_wait(delay);
     _exit(EXIT_CANNOT_RUN);
 }
 
@@ -330,13 +355,13 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
     apr_snprintf(instance, sizeof(instance), "%d", w->index);
     apr_snprintf(wait, sizeof(wait), "%d", delay);
     if ((pid = fork()) == 0) {
-        exec_worker(v, argv);
+        exec_worker(v, argv, delay);
     }
     if (pid < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, v->s,
-                     "JR00104: cannot start journal-worker %d: fork failed; it stays stopped "
-                     "until httpd restarts",
-                     w->index);
+        MJ_LOG(JR00104, v->s, errno,
+               "cannot start journal-worker %d: fork failed; it stays stopped "
+               "until httpd restarts",
+               w->index);
         return;
     }
     w->proc.pid = pid;
@@ -345,10 +370,9 @@ static void spawn(supervisor_t *v, slot_t *w, int delay)
     w->term_sent = 0;
     apr_pool_clear(w->pool); /* drops the previous registration's record */
     apr_proc_other_child_register(&w->proc, maintenance, w, NULL, w->pool);
-    apr_atomic_inc32(&census->running);
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, v->s,
-                 "JR00108: journal-worker %d started (pid %ld, waits %d s)", w->index, (long)pid,
-                 delay);
+    census_set(w, pid, delay);
+    MJ_LOG(JR00108, v->s, 0, "journal-worker %d started (pid %ld, waits %d s)", w->index,
+           (long)pid, delay);
 }
 
 static supervisor_t *current; /* this generation's supervisor, in the parent */
@@ -357,6 +381,23 @@ static int httpd_stopping(void)
 {
     int state;
     return ap_mpm_query(AP_MPMQ_MPM_STATE, &state) != APR_SUCCESS || state == AP_MPMQ_STOPPING;
+}
+
+/* A process asked to stop must exit 0 (the worker's contract) or die of the SIGTERM itself
+ * (before it could handle it) or of our SIGKILL (JR00103 said so). Anything else is worth an
+ * error: its jobs in flight may not have been finished or given back. raw: waitpid's status. */
+static void check_stop_status(const supervisor_t *v, const slot_t *w, pid_t pid, int raw)
+{
+    char how[48];
+    if (WIFEXITED(raw) && WEXITSTATUS(raw) != 0) {
+        apr_snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(raw));
+    } else if (WIFSIGNALED(raw) && WTERMSIG(raw) != SIGTERM && WTERMSIG(raw) != SIGKILL) {
+        apr_snprintf(how, sizeof(how), "was ended by signal %d", WTERMSIG(raw));
+    } else {
+        return;
+    }
+    MJ_LOG(JR00120, v->s, 0, "journal-worker %d (pid %ld) %s when asked to stop", w->index,
+           (long)pid, how);
 }
 
 /* A process ended (the MPM reaped it): start it again after the back-off. */
@@ -369,9 +410,14 @@ static void ended(slot_t *w, int status)
 
     apr_proc_other_child_unregister(w);
     w->proc.pid = 0;
-    apr_atomic_dec32(&census->running);
-    if (!v || getpid() != v->parent || httpd_stopping()) {
+    census_set(w, 0, 0);
+    if (!v || getpid() != v->parent) {
         return; /* pconf's cleanup or the next generation takes over */
+    }
+    if (httpd_stopping()) {
+        /* Reaped while httpd reclaims its children, which passes waitpid's status. */
+        check_stop_status(v, w, pid, status);
+        return;
     }
     if (ran >= HEALTHY_RUN) {
         w->backoff = BACKOFF_FIRST;
@@ -379,14 +425,14 @@ static void ended(slot_t *w, int status)
     delay = w->backoff;
     w->backoff = w->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : w->backoff * 2;
     /* The MPM passes the exit status, or the signal number when one ended it. */
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v->s,
-                 "JR00101: journal-worker %d (pid %ld) ended with status %d%s; starting it "
-                 "again in %d s",
-                 w->index, (long)pid, status,
-                 status == EXIT_CANNOT_RUN ? " (it could not be run: see JR00105 or JR00106)"
-                 : status == 2             ? " (a configuration error: see its messages above)"
-                                           : "",
-                 delay);
+    MJ_LOG(JR00101, v->s, 0,
+           "journal-worker %d (pid %ld) ended with status %d%s; starting it "
+           "again in %d s",
+           w->index, (long)pid, status,
+           status == EXIT_CANNOT_RUN ? " (it could not be run: see JR00105 or JR00106)"
+           : status == 2             ? " (a configuration error: see its messages above)"
+                                     : "",
+           delay);
     apr_atomic_inc32(&census->restarts);
     spawn(v, w, delay);
 }
@@ -414,17 +460,20 @@ static void maintenance(int reason, void *data, int status)
 }
 
 /* 1 once the process of w is gone (reaped here, or by someone else). */
-static int reaped(slot_t *w)
+static int reaped(const supervisor_t *v, slot_t *w)
 {
-    int status;
+    int status = 0;
     pid_t r;
     if (w->proc.pid <= 0) {
         return 1;
     }
     r = waitpid(w->proc.pid, &status, WNOHANG);
     if (r == w->proc.pid || (r < 0 && errno == ECHILD)) {
+        if (r == w->proc.pid) {
+            check_stop_status(v, w, r, status);
+        }
         w->proc.pid = 0;
-        apr_atomic_dec32(&census->running);
+        census_set(w, 0, 0);
         return 1;
     }
     return 0;
@@ -437,7 +486,7 @@ static int wait_all(supervisor_t *v, apr_time_t deadline)
     int i, alive;
     for (;;) {
         for (alive = 0, i = 0; i < v->count; ++i) {
-            alive += !reaped(&v->slots[i]);
+            alive += !reaped(v, &v->slots[i]);
         }
         if (!alive || apr_time_now() >= deadline) {
             return alive;
@@ -457,18 +506,21 @@ static apr_status_t stop_all(void *data)
     }
     current = NULL; /* a death from here on is no reason to restart */
     for (i = 0; i < v->count; ++i) {
-        if (v->slots[i].proc.pid > 0) {
+        /* Once: a second SIGTERM could end a process that is exiting as asked, after it
+         * gave its handler up, and hide how it exited. */
+        if (v->slots[i].proc.pid > 0 && !v->slots[i].term_sent) {
             kill(v->slots[i].proc.pid, SIGTERM);
+            v->slots[i].term_sent = 1;
         }
     }
     if (wait_all(v, apr_time_now() + STOP_GRACE) > 0) {
         for (i = 0; i < v->count; ++i) {
             if (v->slots[i].proc.pid > 0) {
-                ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v->s,
-                             "JR00103: journal-worker %d (pid %ld) did not stop within %d s "
-                             "of SIGTERM: killing it",
-                             v->slots[i].index, (long)v->slots[i].proc.pid,
-                             (int)apr_time_sec(STOP_GRACE));
+                MJ_LOG(JR00103, v->s, 0,
+                       "journal-worker %d (pid %ld) did not stop within %d s "
+                       "of SIGTERM: killing it",
+                       v->slots[i].index, (long)v->slots[i].proc.pid,
+                       (int)apr_time_sec(STOP_GRACE));
                 kill(v->slots[i].proc.pid, SIGKILL);
             }
         }
@@ -488,18 +540,24 @@ static int attach_census(server_rec *s)
     if (!r) {
         r = ap_retained_data_create(RETAINED_KEY, sizeof(*r));
     }
+    if (r->shm && apr_shm_size_get(r->shm) < sizeof(jr_worker_census_t)) {
+        /* A graceful restart into a newer module with a larger census. The old generation's
+         * children keep their own mapping of the old one. */
+        apr_shm_destroy(r->shm);
+        r->shm = NULL;
+    }
     if (!r->shm) {
         rv = apr_shm_create(&r->shm, sizeof(jr_worker_census_t), NULL, s->process->pool);
         if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
-                         "JR00109: cannot create the shared memory of the worker census");
+            MJ_LOG(JR00109, s, rv,
+                   "cannot create the shared memory of the worker census");
             return !OK;
         }
     }
     census = apr_shm_baseaddr_get(r->shm);
     memset((void *)census, 0, sizeof(*census)); /* the previous generation's are gone */
     for (sp = s; sp; sp = sp->next) {
-        mj_conf(sp)->core.workers = census;
+        mj_conf(sp)->workers = census;
     }
     return OK;
 }
@@ -512,7 +570,7 @@ static int is_executable(const char *path)
 
 static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const char *settings)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     supervisor_t *v = apr_pcalloc(pconf, sizeof(*v));
     int i;
     v->s = s;
@@ -532,7 +590,7 @@ static supervisor_t *make_supervisor(apr_pool_t *pconf, server_rec *s, const cha
 
 int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
-    mj_server_conf_t *c = mj_conf(s);
+    jr_config_t *c = mj_conf(s);
     const char *settings = ap_runtime_dir_relative(pconf, SETTINGS_NAME);
     supervisor_t *v;
     int i, err;
@@ -544,7 +602,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_NORMAL) {
         return OK; /* apache2 -t and the configuration dumps start nothing */
     }
-    if (!c->worker) {
+    if (!c->worker_supervised) {
         if (settings) {
             unlink(settings);
         } /* left by a run with JournalWorker On: it holds DBDParams */
@@ -552,22 +610,23 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     if (!is_executable(c->worker_path)) {
         /* Not fatal: without AI configured the journal works without a worker. */
-        ap_log_error(APLOG_MARK, c->ai_endpoint || strcmp(c->worker_path, MJ_DEFAULT_WORKER_PATH)
-                                     ? APLOG_WARNING
-                                     : APLOG_INFO,
-                     0, s,
-                     "JR00100: JournalWorkerPath '%s' is not an executable file: no worker "
-                     "runs, so AI checks stay queued. Install journal-worker, set "
-                     "JournalWorkerPath, or set JournalWorker Off",
-                     c->worker_path);
+        MJ_LOG_AT(JR00100,
+                  c->ai_endpoint || strcmp(c->worker_path, jr_config_defaults.worker_path)
+                      ? JR_LOG_WARN
+                      : JR_LOG_INFO,
+                  s, 0,
+                  "JournalWorkerPath '%s' is not an executable file: no worker "
+                  "runs, so AI checks stay queued. Install journal-worker, set "
+                  "JournalWorkerPath, or set JournalWorker Off",
+                  c->worker_path);
         return OK;
     }
     apr_atomic_set32(&census->binary, 1);
     v = make_supervisor(pconf, s, settings);
     if ((err = settings ? write_settings(ptemp, s, settings, &v->ids) : ENOENT) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, err == EINVAL ? 0 : err, s,
-                     "JR00102: cannot write the worker settings file %s%s: no worker runs",
-                     settings ? settings : SETTINGS_NAME, err == EINVAL ? " (DBDParams or a path holds a line break)" : "");
+        MJ_LOG(JR00102, s, err == EINVAL ? 0 : err,
+               "cannot write the worker settings file %s%s: no worker runs",
+               settings ? settings : SETTINGS_NAME, err == EINVAL ? " (DBDParams or a path holds a line break)" : "");
         return OK;
     }
     apr_pool_cleanup_register(pconf, v, stop_all, apr_pool_cleanup_null);

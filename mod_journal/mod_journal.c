@@ -14,10 +14,24 @@
 #include "jr_magic.h"
 #include "mj_private.h"
 
-static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
+/* The core's messages go to the main server's error log with the core's file and line. */
+static void log_to_httpd(void *baton, jr_log_level_e level, apr_status_t rv, const char *file,
+                         int line, const char *msg)
 {
-    static const int levels[] = {APLOG_ERR, APLOG_WARNING, APLOG_INFO, APLOG_DEBUG};
-    ap_log_error(APLOG_MARK, levels[level], rv, (server_rec *)baton, "%s", msg);
+    ap_log_error(file, line, APLOG_MODULE_INDEX, MJ_APLOG(level), rv, (server_rec *)baton, "%s",
+                 msg);
+}
+
+/* Installs the sink with the most verbose level httpd writes for this module on s (LogLevel),
+ * so the core formats nothing httpd would drop. */
+static void log_through_httpd(server_rec *s)
+{
+    int have = ap_get_server_module_loglevel(s, APLOG_MODULE_INDEX);
+    int level = JR_LOG_DEBUG;
+    while (level > JR_LOG_OFF && MJ_APLOG(level) > have) {
+        --level;
+    }
+    jr_log_set(log_to_httpd, s, (jr_log_level_e)level);
 }
 
 static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
@@ -25,7 +39,7 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     mode_t umask_before;
     int rc;
 
-    jr_log_set(log_to_httpd, s);
+    log_through_httpd(s);
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG &&
         mj_shm_post_config(pconf, s) != OK) {
         return !OK;
@@ -51,7 +65,7 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
 static void mj_child_init(apr_pool_t *p, server_rec *s)
 {
     /* Before any worker thread exists. */
-    jr_log_set(log_to_httpd, s);
+    log_through_httpd(s);
     jr_crypt_init();
     jr_magic_init(p);
     json_object_seed(0);

@@ -2,6 +2,7 @@
 # Installs the Debian packages the project needs to build, run and test.
 # As root: installs what is missing. Otherwise: prints the exact apt-get line and exits 1.
 # `deps.sh fuzz` adds clang and its runtime (libFuzzer) for make fuzz; make check needs neither.
+# `deps.sh deb` adds the packaging tools for make deb and make check-package.
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config \
@@ -12,6 +13,7 @@ check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
 wrk curl"
 [ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
+[ "${1:-}" != deb ] || PKGS="$PKGS debhelper dpkg-dev fakeroot lintian"
 
 missing=""
 for p in $PKGS; do

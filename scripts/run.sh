@@ -7,7 +7,10 @@
 # every directory above it must be searchable by www-data. When ./var is not (a clone under a
 # private home directory such as /root, mode 0700), the data goes to a directory of this clone
 # under /var/lib/mod_journal-dev instead, and the script says so. A JOURNAL_DATA_DIR that
-# www-data cannot reach stops the script before httpd starts.
+# www-data cannot reach stops the script before httpd starts. The worker httpd starts runs as
+# www-data too: it reads its settings file in httpd's runtime directory and runs the build's
+# journal-worker. When www-data cannot reach them, they live in a directory of this clone next
+# to the data's (root's, mode 0755): $clone_dir-httpd/run and $clone_dir-httpd/bin.
 set -eu
 umask 077 # the data directory 0700, the database and stored files 0600
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,7 +108,31 @@ fi
 # The private httpd's own files: opened by its parent (root when started as root).
 (umask 022 && mkdir -p "$root/run" "$root/logs" "$root/conf.d" "$root/htdocs")
 [ "$(id -u)" != "0" ] || chown -R 0:0 "$root" # conf.d is included by a root process
-export JR_SERVER_ROOT="$root" JR_PORT="$port" JR_RUN_DIR="$root/run" JR_LOG_DIR="$root/logs"
+
+# What the worker (www-data) must reach besides the data, outside the clone when needed.
+outside="$clone_dir-httpd"
+reachable_dir() { # dir: makes it, root's and mode 0755, with its parents
+    (umask 022 && mkdir -p "$1")
+    chown 0:0 "$1" && chmod 755 "$1"
+}
+run_dir="$root/run"
+if [ "$(id -u)" = "0" ] && blocked=$(closed_dir "$run_dir") && [ -n "$blocked" ]; then
+    run_dir="$outside/run"
+    reachable_dir "$outside" && reachable_dir "$run_dir"
+    echo "mod_journal: $user cannot reach $root/run ($blocked is mode $(mode_of "$blocked")):" \
+         "httpd's runtime directory is $run_dir"
+fi
+worker="$build/journal-worker"
+if [ -x "$worker" ] && [ "$(id -u)" = "0" ] && ! as_server test -x "$worker"; then
+    # Replaced by rename: a worker of an earlier run may still be executing the old file.
+    reachable_dir "$outside" && reachable_dir "$outside/bin"
+    install -m 0755 -o root -g root "$worker" "$outside/bin/journal-worker.new"
+    mv -f "$outside/bin/journal-worker.new" "$outside/bin/journal-worker"
+    echo "mod_journal: $user cannot run $worker: httpd runs a copy, $outside/bin/journal-worker"
+    worker="$outside/bin/journal-worker"
+fi
+
+export JR_SERVER_ROOT="$root" JR_PORT="$port" JR_RUN_DIR="$run_dir" JR_LOG_DIR="$root/logs"
 export JR_LOG_LEVEL=${JOURNAL_LOG_LEVEL:-warn} JR_MODULE="$build/mod_journal.so"
 export JR_USER="$user" JR_GROUP="$group" JR_DBD_DRIVER="$driver" JR_DBD_PARAMS="$params"
 export JR_DATA_DIR="$data" JR_DOC_ROOT="$root/htdocs"
@@ -116,15 +143,10 @@ conf_value() { # name value: refuses what cannot be a quoted httpd argument
     case "$2" in *'"'*|*'\'*|*"
 "*) echo "run.sh: $1 must not contain quotes, backslashes or line breaks" >&2; exit 1 ;; esac
 }
-worker="$build/journal-worker"
 {
     echo "# Written by make run from the environment at each start; edits are lost."
-    if [ -x "$worker" ] && [ "$(id -u)" = "0" ] && ! runuser -u "$user" -- test -x "$worker"; then
-        echo "run.sh: $user cannot run $worker (a private directory?): no worker runs" >&2
-        echo "JournalWorker Off"
-    else
-        echo "JournalWorkerPath \"$worker\""
-    fi
+    conf_value "the build directory" "$worker"
+    echo "JournalWorkerPath \"$worker\""
     if [ -n "${JOURNAL_AI_ENDPOINT:-}" ]; then
         conf_value JOURNAL_AI_ENDPOINT "$JOURNAL_AI_ENDPOINT"
         echo "JournalAIEndpoint \"$JOURNAL_AI_ENDPOINT\""

@@ -17,6 +17,7 @@
 #include "jr_migrate.h"
 #include "jr_ops.h"
 #include "jr_util.h"
+#include "ja_conf.h"
 
 static void usage(FILE *out)
 {
@@ -31,6 +32,9 @@ static void usage(FILE *out)
           "  check-config                  check the database, the schema and the data directory\n"
           "\n"
           "options:\n"
+          "  --config FILE                 httpd configuration to take DBDriver, DBDParams and\n"
+          "                                JournalDataDir from, with the files it includes\n"
+          "                                (default: " JA_HTTPD_ROOT "/" JA_HTTPD_PROGNAME ".conf)\n"
           "  --driver sqlite3|pgsql        database driver (env JOURNAL_DBD_DRIVER, default sqlite3)\n"
           "  --params PARAMS               apr_dbd parameters: the SQLite file, or a PostgreSQL\n"
           "                                conninfo (env JOURNAL_DBD_PARAMS)\n"
@@ -39,12 +43,17 @@ static void usage(FILE *out)
           "  --generate                    generate a strong password and print it once\n"
           "\n"
           "Passwords are read from the environment variable JOURNAL_PASSWORD or, when it is\n"
-          "unset, from the first line of standard input; never from the command line.\n",
+          "unset, from the first line of standard input; never from the command line.\n"
+          "\n"
+          "The database: --params, else --config, else JOURNAL_DBD_PARAMS, else httpd's\n"
+          "configuration. Run as root on SQLite, journal-admin works as the owner of the\n"
+          "database's directory (the server's user on an installed system).\n",
           out);
 }
 
 typedef struct {
     const char *driver, *params, *data_dir, *role;
+    const char *config, *config_read; /* --config; the httpd configuration actually read */
     int cost, generate, if_missing;
     apr_array_header_t *branches;
 } opts_t;
@@ -248,6 +257,9 @@ static int cmd_check_config(apr_pool_t *p, const opts_t *o)
     if (open_db(p, o, &db, 0) != 0) {
         return 1;
     }
+    if (o->config_read) {
+        printf("configuration: %s\n", o->config_read);
+    }
     printf("database: reachable (%s)\n", o->driver);
     latest = jr_migrate_latest(db->dialect);
     if (jr_migrate_current(db, p, &version, &err) != APR_SUCCESS) {
@@ -272,6 +284,41 @@ static int cmd_check_config(apr_pool_t *p, const opts_t *o)
     return bad;
 }
 
+/* Where the database is: --driver/--params, else --config, else the environment, else httpd's
+ * own configuration (an installed system keeps DBDParams there and nowhere else). */
+static int find_database(apr_pool_t *p, opts_t *o)
+{
+    ja_conf_t conf;
+    const char *err = NULL, *file = o->config, *main_file, *root;
+    ja_conf_default(p, &main_file, &root);
+    if (!o->params && !file && getenv("JOURNAL_DBD_PARAMS")) {
+        o->params = getenv("JOURNAL_DBD_PARAMS");
+        o->driver = o->driver ? o->driver : getenv("JOURNAL_DBD_DRIVER");
+    }
+    if (!o->params) {
+        file = file ? file : main_file;
+        if (ja_conf_read(p, file, root, &conf, &err) != 0) {
+            return fail("%s", err);
+        }
+        if (!conf.params) {
+            return fail("no DBDParams in %s or the files it includes (is the module enabled? "
+                        "a2enmod journal): give --config FILE or --params", file);
+        }
+        if (!conf.driver && !o->driver) {
+            return fail("no DBDriver in %s or the files it includes", file);
+        }
+        o->config_read = file;
+        o->params = conf.params;
+        o->driver = o->driver ? o->driver : conf.driver;
+        o->data_dir = o->data_dir ? o->data_dir : conf.data_dir;
+    }
+    o->driver = o->driver ? o->driver : "sqlite3";
+    if (ja_become_db_owner(p, o->driver, o->params, &err) != 0) {
+        return fail("%s", err);
+    }
+    return 0;
+}
+
 int main(int argc, const char *const *argv)
 {
     static const apr_getopt_option_t options[] = {
@@ -279,7 +326,8 @@ int main(int argc, const char *const *argv)
         {"data-dir", 'D', 1, "data"},   {"role", 'r', 1, "role"},
         {"branch", 'b', 1, "branch"},   {"cost", 'c', 1, "cost"},
         {"generate", 'g', 0, "gen"},    {"if-missing", 'm', 0, "missing"},
-        {"help", 'h', 0, "help"},       {NULL, 0, 0, NULL},
+        {"help", 'h', 0, "help"},       {"config", 'C', 1, "config"},
+        {NULL, 0, 0, NULL},
     };
     apr_pool_t *p;
     apr_getopt_t *g;
@@ -297,8 +345,6 @@ int main(int argc, const char *const *argv)
     apr_pool_create(&p, NULL);
     jr_crypt_init();
     memset(&o, 0, sizeof(o));
-    o.driver = getenv("JOURNAL_DBD_DRIVER") ? getenv("JOURNAL_DBD_DRIVER") : "sqlite3";
-    o.params = getenv("JOURNAL_DBD_PARAMS");
     o.data_dir = getenv("JOURNAL_DATA_DIR");
     o.cost = 10;
     o.branches = apr_array_make(p, 4, sizeof(long long));
@@ -310,6 +356,7 @@ int main(int argc, const char *const *argv)
         case 'd': o.driver = arg; break;
         case 'p': o.params = arg; break;
         case 'D': o.data_dir = arg; break;
+        case 'C': o.config = arg; break;
         case 'r': o.role = arg; break;
         case 'g': o.generate = 1; break;
         case 'm': o.if_missing = 1; break;
@@ -338,7 +385,13 @@ int main(int argc, const char *const *argv)
     }
     cmd = g->argv[g->ind];
     arg = g->ind + 1 < argc ? g->argv[g->ind + 1] : NULL;
-    if (!strcmp(cmd, "migrate")) {
+    if (strcmp(cmd, "migrate") && strcmp(cmd, "check-config") &&
+        (!arg || (strcmp(cmd, "create-user") && strcmp(cmd, "set-password")))) {
+        usage(stderr);
+        rc = 2;
+    } else if ((rc = find_database(p, &o)) != 0) {
+        /* find_database said why */
+    } else if (!strcmp(cmd, "migrate")) {
         rc = cmd_migrate(p, &o);
     } else if (!strcmp(cmd, "create-user") && arg) {
         rc = cmd_create_user(p, &o, arg);

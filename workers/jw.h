@@ -74,10 +74,11 @@ typedef struct jw_job jw_job_t;
 /* Seconds between two looks at the queue when nothing said that work is due: the safety net
  * under the wake-ups, and when the worker gives dead workers' leases back. */
 #define JW_SAFETY_POLL 30
-/* Milliseconds after a SQLite wake-up at which the queue is looked at, and looked at once
- * more (see jw_wake.c). */
+/* Milliseconds after a SQLite wake-up at which the queue is looked at ... */
 #define JW_SETTLE 2
-#define JW_RECHECK 20
+/* ... and looked at again at these times after it, each time another connection's commit has
+ * become visible since the previous look (see jw_wake.c). */
+#define JW_RECHECKS {20, 100, 500, 2000, 5000}
 
 /* A job kind: its queue and how a claimed job runs. The loop knows nothing else about it. */
 typedef struct {
@@ -138,6 +139,9 @@ int jw_wake_fd(const jw_wake_t *w);
 int jw_wake_drain(jw_wake_t *w);
 /* After the connection was reset (PostgreSQL): LISTEN again. */
 apr_status_t jw_wake_reattach(jw_wake_t *w);
+/* SQLite: the database's data version, which changes when another connection commits; -1
+ * when unknown (PostgreSQL, no wake-up source, an error). */
+long long jw_wake_version(jw_wake_t *w);
 
 /* ---- jw_loop.c: the event loop ----------------------------------------------------------- */
 

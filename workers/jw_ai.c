@@ -102,10 +102,10 @@ static apr_status_t ai_settle(jw_t *w, jr_ctx_t *ctx, jw_job_t *j)
         return rv;
     }
     if (!strcmp(what, "retry") || !strcmp(what, "failed")) {
-        jr_log(JR_LOG_WARN, 0, "JR06010: AI check %lld of %s %lld, attempt %d: %s (%s)",
+        JR_LOG(JR06010, 0, "AI check %lld of %s %lld, attempt %d: %s (%s)",
                job->id, job->entity_type, job->entity_id, job->attempts, a->result.error, what);
     } else {
-        jr_log(JR_LOG_INFO, 0, "JR06011: AI check %lld of %s %lld: %s", job->id,
+        JR_LOG(JR06011, 0, "AI check %lld of %s %lld: %s", job->id,
                job->entity_type, job->entity_id, what);
     }
     return APR_SUCCESS;

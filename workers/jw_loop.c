@@ -20,6 +20,7 @@
 volatile int jw_stop_requested;
 
 static const jw_handler_t *const handlers[] = {&jw_ai_handler, NULL};
+static const int recheck_ms[] = JW_RECHECKS;
 
 struct jw {
     apr_pool_t *pool;
@@ -33,11 +34,15 @@ struct jw {
     unsigned long claims;
     apr_array_header_t *jobs; /* jw_job_t *: transfers running or outcomes not yet written */
     apr_time_t check_at;      /* look at the queues then; 0: only when woken */
-    apr_time_t recheck_at;    /* SQLite: the second look after a wake-up */
+    apr_time_t woken_at;      /* SQLite: the last wake-up ... */
+    apr_time_t recheck_at;    /* ... and when to see whether to look again after it */
+    int recheck_step;         /* index in JW_RECHECKS */
+    long long seen_version;   /* SQLite: the data version at the last look */
     apr_time_t poll_at, renew_at, settle_at, stop_at;
     int more;      /* the last claim filled every free slot: claim again when one frees */
     int db_errors; /* consecutive database failures (back-off) */
     int stopping;
+    int finished_stopping; /* outcomes written since SIGTERM */
 };
 
 const jw_settings_t *jw_settings(const jw_t *w)
@@ -156,7 +161,7 @@ static void db_failed(jw_t *w, const char *what)
     for (n = strlen(msg); n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '); --n) {
         msg[n - 1] = '\0'; /* libpq ends its messages with a newline */
     }
-    jr_log(JR_LOG_ERR, 0, "JR06030: %s failed (%s); trying again in %lld s", what, msg, delay);
+    JR_LOG(JR06030, 0, "%s failed (%s); trying again in %lld s", what, msg, delay);
     if (jr_db_ping(w->db) == APR_SUCCESS && jr_db_revalidate(w->db) == APR_SUCCESS) {
         jw_wake_reattach(w->wake);
     }
@@ -191,12 +196,12 @@ static int claim(jw_t *w, jr_ctx_t *ctx, const jw_handler_t *h, int free)
     if (h->claim(w, ctx, owner, free, got) != APR_SUCCESS) {
         return -1;
     }
-    jr_log(JR_LOG_DEBUG, 0, "JR06016: claimed %d of %d %s job(s) as %s", got->nelts, free,
+    JR_LOG(JR06016, 0, "claimed %d of %d %s job(s) as %s", got->nelts, free,
            h->queue->name, owner);
     for (i = 0; i < got->nelts; ++i) {
         jw_job_t *j = APR_ARRAY_IDX(got, i, jw_job_t *);
         if (h->start(w, j) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, 0, "JR06013: cannot start %s job %lld: giving it back",
+            JR_LOG(JR06013, 0, "cannot start %s job %lld: giving it back",
                    h->queue->name, j->job->id);
             h->release(w, ctx, j);
             apr_pool_destroy(j->pool);
@@ -244,6 +249,7 @@ static void look(jw_t *w)
     jr_ctx_t ctx;
     scratch(w, &ctx, &tmp);
     w->check_at = 0;
+    w->seen_version = jw_wake_version(w->wake); /* before the queries: they see at least it */
     for (h = handlers; *h; ++h) {
         if (look_at(w, &ctx, *h, &next) < 0) {
             db_failed(w, "looking at the queue");
@@ -295,6 +301,7 @@ static void settle_all(jw_t *w)
         if (j->h->settle(w, &ctx, j) == APR_SUCCESS) {
             job_drop(w, i);
             ++wrote;
+            w->finished_stopping += w->stopping;
         } else {
             ++failed;
         }
@@ -336,7 +343,7 @@ static void renew(jw_t *w)
         } else {
             for (i = n - 1; i >= 0; --i) {
                 if (lost[i]) {
-                    jr_log(JR_LOG_WARN, 0, "JR06012: the lease of %s job %lld was lost: "
+                    JR_LOG(JR06012, 0, "the lease of %s job %lld was lost: "
                            "another worker has it now", (*h)->queue->name, jobs[i]->id);
                     job_drop(w, idx[i]);
                 }
@@ -369,20 +376,23 @@ static void release_all(jw_t *w)
 {
     apr_pool_t *tmp;
     jr_ctx_t ctx;
-    int n = w->jobs->nelts;
+    int back = 0;
     settle_all(w); /* outcomes already decided are written, not thrown away */
     while (w->jobs->nelts > 0) {
         jw_job_t *j = APR_ARRAY_IDX(w->jobs, w->jobs->nelts - 1, jw_job_t *);
         scratch(w, &ctx, &tmp);
         if (j->h->release(w, &ctx, j) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, 0, "JR06014: cannot give %s job %lld back: it returns to the "
+            JR_LOG(JR06014, 0, "cannot give %s job %lld back: it returns to the "
                    "queue when its lease ends", j->h->queue->name, j->job->id);
+        } else {
+            ++back;
         }
         apr_pool_destroy(tmp);
         job_drop(w, w->jobs->nelts - 1);
     }
-    if (n > 0) {
-        jr_log(JR_LOG_INFO, 0, "JR06015: stopping: %d job(s) in flight finished or given back", n);
+    if (w->finished_stopping + back > 0) {
+        JR_LOG(JR06015, 0, "stopping: %d job(s) finished, %d given back", w->finished_stopping,
+               back);
     }
 }
 
@@ -424,10 +434,12 @@ static int woken(jw_t *w)
     }
     now = apr_time_now();
     if (w->db->dialect == JR_DB_SQLITE) {
-        /* The first write to the -wal file comes before the commit is visible: look when
-         * the writer has most likely finished, and once more later to be sure. */
+        /* The writes to the -wal file come before the commit is visible: look when the
+         * writer has most likely finished, then again while commits keep appearing. */
         earliest(&w->check_at, now + apr_time_from_msec(JW_SETTLE));
-        w->recheck_at = now + apr_time_from_msec(JW_RECHECK);
+        w->woken_at = now;
+        w->recheck_step = 0;
+        w->recheck_at = now + apr_time_from_msec(recheck_ms[0]);
     } else {
         w->check_at = now; /* NOTIFY is delivered after the commit */
     }
@@ -457,6 +469,21 @@ static void wait_once(jw_t *w)
     woken(w);
 }
 
+/* SQLite: one of the later looks after a wake-up, when a commit of another connection has
+ * become visible since the previous look (one cheap read of the data version otherwise). */
+static void recheck(jw_t *w, apr_time_t now)
+{
+    long long v = jw_wake_version(w->wake);
+    if (v < 0 || v != w->seen_version) {
+        w->check_at = now;
+    }
+    if (++w->recheck_step < (int)(sizeof(recheck_ms) / sizeof(recheck_ms[0]))) {
+        w->recheck_at = w->woken_at + apr_time_from_msec(recheck_ms[w->recheck_step]);
+    } else {
+        w->recheck_at = 0;
+    }
+}
+
 /* One turn of the loop's timers and queues. */
 static void turn(jw_t *w)
 {
@@ -464,7 +491,7 @@ static void turn(jw_t *w)
     if (jw_stop_requested && !w->stopping) {
         w->stopping = 1;
         w->stop_at = now + apr_time_from_sec(STOP_GRACE);
-        jr_log(JR_LOG_INFO, 0, "JR06004: stopping: no new claims, %d job(s) in flight",
+        JR_LOG(JR06004, 0, "stopping: no new claims, %d job(s) in flight",
                w->jobs->nelts);
     }
     collect(w);
@@ -481,8 +508,7 @@ static void turn(jw_t *w)
         safety_poll(w);
     }
     if (w->recheck_at && w->recheck_at <= now) {
-        w->recheck_at = 0;
-        w->check_at = now;
+        recheck(w, now);
     }
     if (w->check_at && w->check_at <= now) {
         look(w);
@@ -508,13 +534,13 @@ static int open_db(jw_t *w)
     int version = 0, need;
     if (jr_db_open(&w->db, w->pool, w->set->db_driver, w->set->db_params, &err) !=
         APR_SUCCESS) {
-        jr_log(JR_LOG_ERR, 0, "JR06002: %s", err);
+        JR_LOG(JR06002, 0, "%s", err);
         return 1;
     }
     need = jr_migrate_latest(w->db->dialect);
     if (jr_migrate_current(w->db, w->pool, &version, &err) != APR_SUCCESS || version < need) {
-        jr_log(JR_LOG_ERR, 0,
-               "JR06003: the database schema is version %d, this worker needs %d: httpd "
+        JR_LOG(JR06003, 0,
+               "the database schema is version %d, this worker needs %d: httpd "
                "applies the migrations at startup (or journal-admin migrate)",
                version, need);
         return 1;
@@ -556,11 +582,11 @@ int jw_run(apr_pool_t *p, const jw_settings_t *s, const jw_options_t *o)
     w.set = s;
     w.opt = o;
     if ((rc = setup(&w)) == 0) {
-        jr_log(JR_LOG_INFO, 0, "JR06001: worker %d started (%s, AI %s)", o->instance,
+        JR_LOG(JR06001, 0, "worker %d started (%s, AI %s)", o->instance,
                s->db_driver, s->ai_endpoint ? "configured" : "not configured: AI jobs stay queued");
         w.poll_at = apr_time_now(); /* the first turn looks at once and reclaims */
         loop(&w);
-        jr_log(JR_LOG_INFO, 0, "JR06005: worker %d stopped", o->instance);
+        JR_LOG(JR06005, 0, "worker %d stopped", o->instance);
     }
     if (w.multi) {
         curl_multi_cleanup(w.multi);

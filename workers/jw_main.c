@@ -3,6 +3,7 @@
  * e.g. by systemd, with the same settings file. See docs/worker.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +20,7 @@
 #include "jr_util.h"
 #include "jw.h"
 
-static jr_log_level_e max_level = JR_LOG_WARN;
 static int signal_pipe[2] = {-1, -1};
-
-/* One line per message on standard error, which is httpd's error log when httpd runs us. */
-static void log_sink(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
-{
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    if (level > max_level) {
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        char err[120];
-        fprintf(stderr, "[%s] %s (%s)\n", names[level], msg, apr_strerror(rv, err, sizeof(err)));
-    } else {
-        fprintf(stderr, "[%s] %s\n", names[level], msg);
-    }
-}
 
 static void on_signal(int sig)
 {
@@ -67,6 +52,22 @@ static int install_signals(void)
     sigaction(SIGPIPE, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     return 0;
+}
+
+/* Waits out the supervisor's back-off delay before anything else, reading the settings
+ * included: a refused configuration must not end the process at once, or its supervisor
+ * would restart it in a loop. A signal ends the wait (the self-pipe keeps it from being
+ * missed). */
+static void wait_delay(long long seconds)
+{
+    struct pollfd pfd;
+    apr_time_t end = apr_time_now() + apr_time_from_sec(seconds), now;
+    pfd.fd = signal_pipe[0];
+    pfd.events = POLLIN;
+    while (!jw_stop_requested && (now = apr_time_now()) < end) {
+        pfd.revents = 0;
+        poll(&pfd, 1, (int)((end - now + 999) / 1000));
+    }
 }
 
 static void usage(FILE *out)
@@ -107,8 +108,8 @@ static int parse_args(apr_pool_t *p, int argc, const char *const *argv, args_t *
         }
         if ((opt == 'i' && jr_parse_int64(arg, 0, 1000, &a->instance) != 0) ||
             (opt == 'd' && jr_parse_int64(arg, 0, 3600, &a->delay) != 0)) {
-            fprintf(stderr, "[error] JR06006: --%s: '%s' is not a valid number\n",
-                    opt == 'i' ? "instance" : "delay", arg);
+            JR_LOG(JR06006, 0, "--%s: '%s' is not a valid number",
+                   opt == 'i' ? "instance" : "delay", arg);
             return JW_EXIT_CONFIG;
         }
         if (opt == 'c') {
@@ -136,25 +137,31 @@ int main(int argc, const char *const *argv)
         return 1;
     }
     atexit(apr_terminate);
-    jr_log_set(log_sink, NULL);
+    /* Standard error (httpd's error log when httpd runs us), warnings and errors until the
+     * settings name log_level. */
+    jr_log_set(NULL, NULL, JR_LOG_WARN);
     if ((rc = parse_args(p, argc, argv, &a)) != 0) {
         return rc < 0 ? 0 : rc;
     }
+    if (install_signals() != 0) {
+        JR_LOG(JR06008, errno, "cannot initialise the process");
+        return 1;
+    }
+    wait_delay(a.delay);
+    if (jw_stop_requested) {
+        return 0;
+    }
     if ((err = jw_settings_load(p, a.config, &s)) != NULL) {
-        jr_log(JR_LOG_ERR, 0, "JR06007: configuration error: %s", err);
+        JR_LOG(JR06007, 0, "configuration error: %s", err);
         return JW_EXIT_CONFIG;
     }
-    max_level = s.log_level;
-    if (install_signals() != 0 || jr_crypt_init() != 0 ||
-        curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        jr_log(JR_LOG_ERR, errno, "JR06008: cannot initialise the process");
+    jr_log_set(NULL, NULL, s.log_level);
+    if (jr_crypt_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        JR_LOG(JR06008, errno, "cannot initialise the process");
         return 1;
     }
     jr_db_global_init();
     json_object_seed(0);
-    if (a.delay > 0 && !jw_stop_requested) {
-        sleep((unsigned)a.delay); /* a signal cuts it short */
-    }
     o.instance = (int)a.instance;
     o.signal_fd = signal_pipe[0];
     rc = jw_stop_requested ? 0 : jw_run(p, &s, &o);

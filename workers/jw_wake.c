@@ -7,8 +7,11 @@
  * SQLite has no notifications between processes. Every commit writes the -wal file next to
  * the database, so an inotify watch on the database's directory hears every writer (the
  * module, journal-admin, other workers, a sqlite3 shell) at no cost to them; the worker then
- * runs one indexed query. The last write to the -wal file comes a few microseconds before
- * the commit becomes visible, so the loop looks once more shortly after (JW_RECHECK). */
+ * runs one indexed query. The last write to the -wal file comes before the commit becomes
+ * visible (the writer then publishes it in the -shm index, which is mapped memory: no event),
+ * usually by microseconds, but by as long as the writer is descheduled on a loaded machine.
+ * So the loop looks again later and later (JW_RECHECKS), each time the database's data
+ * version shows that another connection's commit has become visible meanwhile. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 
 #include <apr_strings.h>
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "jr_log.h"
 #include "jw.h"
@@ -47,7 +51,7 @@ static apr_status_t listen_pg(jw_wake_t *w)
     ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     PQclear(res);
     if (!ok) {
-        jr_log(JR_LOG_ERR, 0, "JR06020: LISTEN %s failed: %s", w->channel, PQerrorMessage(conn));
+        JR_LOG(JR06020, 0, "LISTEN %s failed: %s", w->channel, PQerrorMessage(conn));
         return APR_EGENERAL;
     }
     w->fd = PQsocket(conn);
@@ -65,8 +69,8 @@ static apr_status_t watch_sqlite(jw_wake_t *w, apr_pool_t *p, const char *path)
     w->base_len = strlen(w->base);
     if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
         inotify_add_watch(w->fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-        jr_log(JR_LOG_WARN, errno,
-               "JR06021: cannot watch the database directory %s: jobs are found by the %d s "
+        JR_LOG(JR06021, errno,
+               "cannot watch the database directory %s: jobs are found by the %d s "
                "safety poll only",
                dir, JW_SAFETY_POLL);
         if (w->fd >= 0) {
@@ -168,4 +172,23 @@ apr_status_t jw_wake_reattach(jw_wake_t *w)
         return APR_SUCCESS;
     }
     return PQstatus(conn) == CONNECTION_OK ? listen_pg(w) : APR_EGENERAL;
+}
+
+long long jw_wake_version(jw_wake_t *w)
+{
+    sqlite3 *conn;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (!w || w->db->dialect != JR_DB_SQLITE) {
+        return -1;
+    }
+    conn = apr_dbd_native_handle(w->db->driver, w->db->handle);
+    /* A constant statement, prepared each time: a few microseconds, and no statement of
+     * ours stays open on the connection the core manages. */
+    if (sqlite3_prepare_v2(conn, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
 }

@@ -103,7 +103,7 @@ static apr_status_t settle_now(jr_ctx_t *ctx, const kind_t *k, const jr_job_t *j
                                                                            : APR_SUCCESS;
     }
     if (j->attempts > jr_queue_ai.max_attempts) {
-        jr_log(JR_LOG_WARN, 0, "JR07003: AI check %lld of %s %lld failed: %s", j->id,
+        JR_LOG(JR07003, 0, "AI check %lld of %s %lld failed: %s", j->id,
                k->entity_type, j->entity_id, INTERRUPTED);
         return jr_job_settle(ctx, &jr_queue_ai, j, "failed", 0, INTERRUPTED, 0) < 0 ||
                        set_state(ctx, k, j->entity_id, "failed", INTERRUPTED) != APR_SUCCESS

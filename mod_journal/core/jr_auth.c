@@ -192,8 +192,8 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     }
     if (!ok) {
         if (th.period) {
-            jr_log(JR_LOG_WARN, 0,
-                   "JR03010: %d failed logins for account '%s' within %d s; its logins are "
+            JR_LOG(JR03010, 0,
+                   "%d failed logins for account '%s' within %d s; its logins are "
                    "refused for %d s",
                    th.attempts, loggable_name(p, username), ctx->cfg->login_throttle_window,
                    th.period);

@@ -73,7 +73,7 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
         return rv;
     }
     if ((rv = jr_db_commit(ctx->db)) == APR_SUCCESS) {
-        jr_log(JR_LOG_WARN, 0, "JR03001: banned %s until %s (%s)", subject, until, reason);
+        JR_LOG(JR03001, 0, "banned %s until %s (%s)", subject, until, reason);
     }
     return rv;
 }

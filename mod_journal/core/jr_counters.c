@@ -116,7 +116,7 @@ static void lock(uint32_t *l)
             if (spins > (1u << 22)) {
                 /* Only a process that died inside the few instructions of a critical
                  * section can hold a lock this long. */
-                jr_log(JR_LOG_WARN, 0, "JR02001: breaking a stale counter lock");
+                JR_LOG(JR02001, 0, "breaking a stale counter lock");
                 __atomic_store_n(l, 0, __ATOMIC_RELEASE);
                 spins = 0;
             }
@@ -213,9 +213,6 @@ static int64_t age(uint32_t now, uint32_t stamp)
  * minute's stamp writes one line for all of them. */
 static void note_takeover(shm_store_t *st, int t, uint32_t now, uint32_t idle)
 {
-    static const char *const what[T_COUNT] = {
-        "JR02010: rate-limit table full", "JR02011: failure-counter table full",
-        "JR02012: login-throttle table full"};
     uint32_t last, n;
     __atomic_add_fetch(&st->hdr->evicted[t], 1, __ATOMIC_RELAXED);
     last = __atomic_load_n(&st->hdr->logged_at[t], __ATOMIC_RELAXED);
@@ -225,10 +222,17 @@ static void note_takeover(shm_store_t *st, int t, uint32_t now, uint32_t idle)
         return;
     }
     n = __atomic_exchange_n(&st->hdr->evicted[t], 0, __ATOMIC_RELAXED);
-    jr_log(JR_LOG_WARN, 0,
-           "%s: %u slot(s) taken over since the last report, the latest idle for %u s;"
-           " raise JournalCounterSlots",
-           what[t], n, idle);
+#define TAKEN_OVER                                                                            \
+    ": %u slot(s) taken over since the last report, the latest idle for %u s;"                \
+    " raise JournalCounterSlots"
+    if (t == T_KEYS) {
+        JR_LOG(JR02010, 0, "rate-limit table full" TAKEN_OVER, n, idle);
+    } else if (t == T_IPS) {
+        JR_LOG(JR02011, 0, "failure-counter table full" TAKEN_OVER, n, idle);
+    } else {
+        JR_LOG(JR02012, 0, "login-throttle table full" TAKEN_OVER, n, idle);
+    }
+#undef TAKEN_OVER
 }
 
 /* ---- sliding windows ------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+#include "jr_config.h"
 #include "jr_db.h"
 #include "jr_jw.h"
 
@@ -41,61 +42,23 @@ typedef struct {
     const jr_rows_t *key_row; /* the API key's record as read at authentication */
 } jr_identity_t;
 
-/* Settings of the host, fixed after startup. Durations and windows in seconds. */
-typedef struct {
-    long long session_ttl;
-    int bcrypt_cost;
-    const char *dummy_hash; /* bcrypt hash checked for unknown users, so timing matches */
-    int rate_default;       /* rate_limit_per_min of keys created without one */
-    int rate_max;           /* largest accepted rate_limit_per_min */
-    int key_ban_threshold;  /* wrong API keys from one IP within key_ban_window ... */
-    int key_ban_window;
-    long long key_ban_duration; /* ... ban it for this long */
-    int login_ban_threshold;
-    int login_ban_window;
-    long long login_ban_duration;
-    long long honeypot_ban_duration;
-    int login_throttle_threshold; /* attempts for one account within the window ... */
-    int login_throttle_window;
-    int login_throttle_max_backoff; /* ... throttle it; periods double up to this */
-    const char *data_dir;     /* files, photos and upload temp files live below it */
-    long long upload_max;     /* largest accepted upload (file or photo), bytes */
-    const char *upload_types; /* allowed sniffed types of entry files, space separated */
-    /* The AI text checks (JournalAI*) and the worker processes this httpd supervises. */
-    const char *ai_endpoint; /* NULL: AI not configured, jobs stay queued */
-    const char *ai_model;
-    int worker_supervised;   /* JournalWorker On */
-    int worker_processes;    /* JournalWorkerProcesses */
-    const struct jr_worker_census *workers; /* kept by httpd's parent; NULL when unknown */
-    int report_versions_max;  /* versions kept per lesson report; 0: the default */
-    long long event_retention; /* housekeeping trims outbox events older than this, seconds */
-} jr_config_t;
-
 /* What httpd's parent knows of the worker processes it supervises, in shared memory that
  * its children read with apr_atomic_read32 (they cannot see the parent's process table). */
+#define JR_WORKER_SLOTS 16 /* JournalWorkerProcesses at most */
 typedef struct jr_worker_census {
-    volatile apr_uint32_t running;  /* processes alive now */
     volatile apr_uint32_t restarts; /* processes started again after one ended, since the
                                      * last (re)start of httpd */
     volatile apr_uint32_t binary;   /* 1: JournalWorkerPath was an executable file */
+    /* One per supervised process: its pid (0 while none runs) and the time (Unix seconds)
+     * from which it works. A process restarted after a failure first waits out its delay:
+     * until then it runs no job, and the answers do not count it as running. */
+    struct {
+        volatile apr_uint32_t pid, from;
+    } slot[JR_WORKER_SLOTS];
 } jr_worker_census_t;
 
-/* Defaults of the settings above (documented in docs/directives.md). */
-#define JR_DEFAULT_RATE 60
-#define JR_DEFAULT_RATE_MAX 10000
-#define JR_DEFAULT_KEY_BAN_THRESHOLD 20
-#define JR_DEFAULT_KEY_BAN_WINDOW 600
-#define JR_DEFAULT_KEY_BAN_DURATION 3600
-#define JR_DEFAULT_LOGIN_BAN_THRESHOLD 10
-#define JR_DEFAULT_LOGIN_BAN_WINDOW 900
-#define JR_DEFAULT_LOGIN_BAN_DURATION 86400
-#define JR_DEFAULT_HONEYPOT_BAN_DURATION 86400
-#define JR_DEFAULT_LOGIN_THROTTLE_THRESHOLD 10
-#define JR_DEFAULT_LOGIN_THROTTLE_WINDOW 900
-#define JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF 900
-#define JR_LOGIN_THROTTLE_FIRST 60 /* the first period (at most the maximum) */
-#define JR_DEFAULT_REPORT_VERSIONS_MAX 200
-#define JR_DEFAULT_EVENT_RETENTION (7LL * 86400)
+/* The first period of a login throttle (at most JournalLoginThrottleMaxBackoff). */
+#define JR_LOGIN_THROTTLE_FIRST 60
 
 struct jr_counters;
 

@@ -62,9 +62,9 @@ void jr_db_failed(jr_db_t *db, jr_stmt_id_t id, const char *sql, const char *msg
         return; /* the operation answers it (409), it is no error of the module */
     }
     if (sql) {
-        jr_log(JR_LOG_ERR, 0, "JR01006: %s failed: %s", sql, db->last_error);
+        JR_LOG(JR01006, 0, "%s failed: %s", sql, db->last_error);
     } else {
-        jr_log(JR_LOG_ERR, 0, "JR01005: statement %s failed: %s", jr_stmt_label(id),
+        JR_LOG(JR01005, 0, "statement %s failed: %s", jr_stmt_label(id),
                db->last_error);
     }
 }
@@ -73,7 +73,7 @@ apr_status_t jr_db_read_failure(jr_db_t *db, jr_stmt_id_t id, const char *what)
 {
     db->last_error = what;
     db->error = JR_DB_E_OTHER;
-    jr_log(JR_LOG_ERR, 0, "JR01020: statement %s failed: %s", jr_stmt_label(id), what);
+    JR_LOG(JR01020, 0, "statement %s failed: %s", jr_stmt_label(id), what);
     return APR_EGENERAL;
 }
 
@@ -113,7 +113,7 @@ static apr_status_t rollback_on_cleanup(void *data)
 {
     jr_db_t *db = data;
     if (db->in_tx) {
-        jr_log(JR_LOG_WARN, 0, "JR01001: rolling back a transaction left open by a request");
+        JR_LOG(JR01001, 0, "rolling back a transaction left open by a request");
         jr_db_rollback(db);
     }
     return APR_SUCCESS;
@@ -184,7 +184,7 @@ static apr_status_t prepare_catalogue(jr_stmt_cache_t *c)
     const char *err = NULL;
     for (id = 0; id < JR_Q__COUNT; ++id) {
         if (c->be->prepare(c, id, &c->stmts[id], &err) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, 0, "JR01003: cannot prepare statement %s: %s", jr_stmt_label(id),
+            JR_LOG(JR01003, 0, "cannot prepare statement %s: %s", jr_stmt_label(id),
                    err ? err : "unknown error");
             return APR_EGENERAL;
         }
@@ -200,13 +200,13 @@ static apr_status_t read_schema(jr_stmt_cache_t *c, int quiet)
     const char *err = NULL;
     c->schema_need = jr_migrate_latest(c->be->dialect);
     if (c->be->schema_version(c->native, c->pool, &c->schema_have, &err) != 0) {
-        jr_log(JR_LOG_ERR, 0, "JR01032: cannot read the database's schema version: %s",
+        JR_LOG(JR01032, 0, "cannot read the database's schema version: %s",
                err ? err : "unknown error");
         return APR_EGENERAL;
     }
     if (behind(c) && !quiet) {
-        jr_log(JR_LOG_ERR, 0,
-               "JR01030: database schema version %d is older than this module's %d: nothing is "
+        JR_LOG(JR01030, 0,
+               "database schema version %d is older than this module's %d: nothing is "
                "served until journal-admin migrate has run",
                c->schema_have, c->schema_need);
     }
@@ -261,12 +261,12 @@ static int session_changed(const jr_stmt_cache_t *c)
 static jr_stmt_cache_t *cache_usable(jr_stmt_cache_t *c, apr_dbd_t *handle)
 {
     if (!c || c->handle != handle) {
-        jr_log(JR_LOG_WARN, 0, "JR01021: the module's statements were not prepared when this "
-                               "database connection opened; preparing them now");
+        JR_LOG(JR01021, 0, "the module's statements were not prepared when this "
+                           "database connection opened; preparing them now");
         return NULL;
     }
     if (session_changed(c)) {
-        jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+        JR_LOG(JR01008, 0, "database session was reset; preparing statements again");
         cache_drop(c, 0);
         return NULL;
     }
@@ -275,8 +275,8 @@ static jr_stmt_cache_t *cache_usable(jr_stmt_cache_t *c, apr_dbd_t *handle)
         if (read_schema(c, 1) != APR_SUCCESS || behind(c)) {
             return c;
         }
-        jr_log(JR_LOG_WARN, 0, "JR01031: the database schema is now at version %d; preparing "
-                               "the module's statements",
+        JR_LOG(JR01031, 0,
+               "the database schema is now at version %d; preparing the module's statements",
                c->schema_have);
         cache_drop(c, 0);
         return NULL;
@@ -402,7 +402,7 @@ apr_status_t jr_db_revalidate(jr_db_t *db)
     if (!db->cache || !session_changed(db->cache)) {
         return APR_SUCCESS;
     }
-    jr_log(JR_LOG_WARN, 0, "JR01008: database session was reset; preparing statements again");
+    JR_LOG(JR01008, 0, "database session was reset; preparing statements again");
     memset(db->cache->stmts, 0, sizeof(db->cache->stmts)); /* they went with the session */
     return prepare_catalogue(db->cache);
 }
@@ -432,12 +432,12 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs)
     db->last_error = NULL;
     db->error = JR_DB_OK;
     if (!stmt) {
-        jr_log(JR_LOG_ERR, 0, "JR01004: statement %s is not prepared on this connection",
+        JR_LOG(JR01004, 0, "statement %s is not prepared on this connection",
                (unsigned)id < JR_Q__COUNT ? jr_stmt_label(id) : "(unknown)");
         return NULL;
     }
     if (nargs != jr_stmt_nparams(id)) {
-        jr_log(JR_LOG_ERR, 0, "JR01033: statement %s takes %d parameter(s), not %d",
+        JR_LOG(JR01033, 0, "statement %s takes %d parameter(s), not %d",
                jr_stmt_label(id), jr_stmt_nparams(id), nargs);
         return NULL;
     }
@@ -531,7 +531,7 @@ static int col_index(const jr_rows_t *r, const char *col)
             return c;
         }
     }
-    jr_log(JR_LOG_ERR, 0, "JR01007: result has no column %s", col);
+    JR_LOG(JR01007, 0, "result has no column %s", col);
     return -1;
 }
 

@@ -28,8 +28,8 @@ static int sq_foreign_keys(sqlite3 *conn)
     sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, -1, &on);
     if (!on) {
         if (sqlite3_next_stmt(conn, NULL)) {
-            jr_log(JR_LOG_WARN, 0,
-                   "JR01022: SQLite connection to %s opened without foreign keys after statements "
+            JR_LOG(JR01022, 0,
+                   "SQLite connection to %s opened without foreign keys after statements "
                    "were prepared on it; turning them on now makes the statements of other "
                    "mod_dbd users fail on this connection",
                    sqlite3_db_filename(conn, "main"));
@@ -49,7 +49,7 @@ static apr_status_t sq_setup(void *native)
                           "PRAGMA synchronous = NORMAL;",
                           NULL, NULL, &msg);
     if (rc != SQLITE_OK || !sq_foreign_keys(conn)) {
-        jr_log(JR_LOG_ERR, 0, "JR01002: SQLite connection setup failed: %s",
+        JR_LOG(JR01002, 0, "SQLite connection setup failed: %s",
                msg ? msg : sqlite3_errmsg(conn));
         sqlite3_free(msg);
         return APR_EGENERAL;

@@ -115,7 +115,7 @@ int jr_events_trim(jr_ctx_t *ctx, long long max_age)
         n += batch;
     } while (batch == 5000);
     if (n > 0) {
-        jr_log(JR_LOG_INFO, 0, "JR07001: housekeeping removed %d events older than %lld s", n,
+        JR_LOG(JR07001, 0, "housekeeping removed %d events older than %lld s", n,
                max_age);
     }
     return n;

@@ -104,7 +104,7 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
             return -1;
         }
         if (rc != JR_MP_OK) {
-            jr_log(JR_LOG_ERR, 0, "JR05010: cannot extract a multipart upload under %s/tmp",
+            JR_LOG(JR05010, 0, "cannot extract a multipart upload under %s/tmp",
                    ctx->cfg->data_dir);
             jr_fail(res, p, 500, "the upload could not be read");
             return -1;
@@ -204,7 +204,7 @@ static void drop_stored(jr_ctx_t *ctx, const char *stored_name)
 {
     apr_status_t rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, stored_name);
     if (rv != APR_SUCCESS) {
-        jr_log(JR_LOG_WARN, rv, "JR05011: cannot remove the stored file %s", stored_name);
+        JR_LOG(JR05011, rv, "cannot remove the stored file %s", stored_name);
     }
 }
 
@@ -228,7 +228,7 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     }
     if ((rv = jr_storage_store(&st, p, ctx->cfg->data_dir, JR_STORAGE_FILES, up.path)) !=
         APR_SUCCESS) {
-        jr_log(JR_LOG_ERR, rv, "JR05012: cannot store an upload under %s", ctx->cfg->data_dir);
+        JR_LOG(JR05012, rv, "cannot store an upload under %s", ctx->cfg->data_dir);
         return jr_fail(res, p, 500, "the file could not be stored");
     }
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
@@ -281,7 +281,7 @@ apr_status_t jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (!path ||
         apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, p) != APR_SUCCESS ||
         fi.filetype != APR_REG) {
-        jr_log(JR_LOG_ERR, 0, "JR05013: the stored file of entry file %s is missing",
+        JR_LOG(JR05013, 0, "the stored file of entry file %s is missing",
                jr_rows_get(rows, 0, "id"));
         return jr_fail(res, p, 404, "the file is no longer stored");
     }

@@ -40,12 +40,25 @@ apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply(res, ctx->pool, *db == 'o' ? 200 : 503, out);
 }
 
-/* Worker processes alive, as httpd's parent counts them: null when this httpd does not
+int jr_workers_running(const jr_worker_census_t *census, apr_uint32_t now)
+{
+    int i, n = 0;
+    for (i = 0; i < JR_WORKER_SLOTS; ++i) {
+        /* apr_atomic_read32 takes a non-const pointer; it only reads. */
+        volatile apr_uint32_t *pid = (volatile apr_uint32_t *)&census->slot[i].pid;
+        volatile apr_uint32_t *from = (volatile apr_uint32_t *)&census->slot[i].from;
+        n += apr_atomic_read32(pid) != 0 && apr_atomic_read32(from) <= now;
+    }
+    return n;
+}
+
+/* Worker processes at work, as httpd's parent counts them: null when this httpd does not
  * supervise them (they may run elsewhere, nobody here knows). */
 static json_t *workers_running(const jr_config_t *cfg)
 {
     return cfg->worker_supervised && cfg->workers
-               ? json_integer(apr_atomic_read32(&((jr_worker_census_t *)cfg->workers)->running))
+               ? json_integer(jr_workers_running(cfg->workers,
+                                                 (apr_uint32_t)apr_time_sec(apr_time_now())))
                : json_null();
 }
 

@@ -165,8 +165,8 @@ int jr_jobs_reclaim_dead(jr_ctx_t *ctx, const jr_queue_t *q, const char *host, l
         n += changed;
     }
     if (n > 0) {
-        jr_log(JR_LOG_WARN, 0,
-               "JR07002: %d %s job(s) held by a worker of this host that no longer runs were "
+        JR_LOG(JR07002, 0,
+               "%d %s job(s) held by a worker of this host that no longer runs were "
                "returned to the queue",
                n, q->name);
     }

@@ -203,7 +203,7 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     if (rt.touch && jr_db_exec(ctx->db, p, JR_Q_KEY_TOUCH, NULL,
                                JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
                         APR_SUCCESS) {
-        jr_log(JR_LOG_WARN, 0, "JR03002: could not record the last use of key %lld",
+        JR_LOG(JR03002, 0, "could not record the last use of key %lld",
                ctx->who.key_id);
     }
     if (is_mutation(ctx->method) ? !ctx->who.can_write : !ctx->who.can_read) {

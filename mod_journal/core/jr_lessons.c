@@ -158,8 +158,9 @@ static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
 {
     apr_pool_t *p = ctx->pool;
     const char *rid = jr_i64(p, id);
-    int max = ctx->cfg && ctx->cfg->report_versions_max > 0 ? ctx->cfg->report_versions_max
-                                                            : JR_DEFAULT_REPORT_VERSIONS_MAX;
+    int max = ctx->cfg && ctx->cfg->report_versions_max > 0
+                  ? ctx->cfg->report_versions_max
+                  : jr_config_defaults.report_versions_max;
     if (jr_db_exec(ctx->db, p, JR_Q_VERSION_INSERT, NULL,
                    JR_ARGS(rid, text, source, jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
                            jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS) {

@@ -21,11 +21,11 @@ static apr_status_t open_locked(void)
         return APR_SUCCESS;
     }
     if (!(m = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR))) {
-        jr_log(JR_LOG_ERR, 0, "JR05002: libmagic: cannot open a handle");
+        JR_LOG(JR05002, 0, "libmagic: cannot open a handle");
         return APR_EGENERAL;
     }
     if (magic_load(m, NULL) != 0) {
-        jr_log(JR_LOG_ERR, 0, "JR05003: libmagic: cannot load the magic database: %s",
+        JR_LOG(JR05003, 0, "libmagic: cannot load the magic database: %s",
                magic_error(m) ? magic_error(m) : "unknown error");
         magic_close(m);
         return APR_EGENERAL;
@@ -72,7 +72,7 @@ apr_status_t jr_magic_file(const char **type, apr_pool_t *p, const char *path)
         if (t) {
             copy = apr_pstrmemdup(p, t, strcspn(t, "; \t"));
         } else {
-            jr_log(JR_LOG_ERR, 0, "JR05004: libmagic: cannot sniff a file: %s",
+            JR_LOG(JR05004, 0, "libmagic: cannot sniff a file: %s",
                    magic_error(cookie) ? magic_error(cookie) : "unknown error");
             rv = APR_EGENERAL;
         }

@@ -214,7 +214,7 @@ apr_status_t jr_migrate(jr_db_t *db, apr_pool_t *p, int *applied, int *version, 
         }
     }
     if (rv == APR_SUCCESS && *applied) {
-        jr_log(JR_LOG_INFO, 0, "JR01010: applied %d migration(s); schema version %d", *applied,
+        JR_LOG(JR01010, 0, "applied %d migration(s); schema version %d", *applied,
                *version);
     }
     return rv;

@@ -76,7 +76,7 @@ static void drop(jr_ctx_t *ctx, const char *stored_name)
     apr_status_t rv;
     if (stored_name &&
         (rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, stored_name)) != APR_SUCCESS) {
-        jr_log(JR_LOG_WARN, rv, "JR05020: cannot remove the stored file %s", stored_name);
+        JR_LOG(JR05020, rv, "cannot remove the stored file %s", stored_name);
     }
 }
 
@@ -135,13 +135,13 @@ static apr_status_t upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     }
     if ((rv = jr_storage_store(&st, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS, up.path)) !=
         APR_SUCCESS) {
-        jr_log(JR_LOG_ERR, rv, "JR05021: cannot store a photo under %s", ctx->cfg->data_dir);
+        JR_LOG(JR05021, rv, "cannot store a photo under %s", ctx->cfg->data_dir);
         return jr_fail(res, p, 500, "the photo could not be stored");
     }
     if (k->keep_original && find_role(rows, "original") < 0) {
         if ((rv = jr_storage_duplicate(&orig_copy, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS,
                                        &st)) != APR_SUCCESS) {
-            jr_log(JR_LOG_ERR, rv, "JR05022: cannot keep the original of a photo under %s",
+            JR_LOG(JR05022, rv, "cannot keep the original of a photo under %s",
                    ctx->cfg->data_dir);
             drop(ctx, st.stored_name);
             return jr_fail(res, p, 500, "the photo could not be stored");
@@ -219,7 +219,7 @@ static apr_status_t serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, cons
     if (!path ||
         apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, p) != APR_SUCCESS ||
         fi.filetype != APR_REG) {
-        jr_log(JR_LOG_ERR, 0, "JR05023: the stored %s photo of %s %lld is missing", role,
+        JR_LOG(JR05023, 0, "the stored %s photo of %s %lld is missing", role,
                k->owner_type, id);
         return jr_fail(res, p, 404, "the photo is no longer stored");
     }

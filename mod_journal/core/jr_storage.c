@@ -309,7 +309,7 @@ void jr_storage_unlink_all(jr_ctx_t *ctx, const apr_array_header_t *names)
         const char *name = APR_ARRAY_IDX(names, i, const char *);
         apr_status_t rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, name);
         if (rv != APR_SUCCESS) {
-            jr_log(JR_LOG_WARN, rv, "JR05001: cannot remove the stored file %s",
+            JR_LOG(JR05001, rv, "cannot remove the stored file %s",
                    name ? name : "(null)");
         }
     }

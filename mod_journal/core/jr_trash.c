@@ -228,7 +228,7 @@ int jr_trash_purge_expired(jr_ctx_t *ctx)
         }
     }
     if (purged) {
-        jr_log(JR_LOG_INFO, 0, "JR04001: purged %d item(s) from the trash", purged);
+        JR_LOG(JR04001, 0, "purged %d item(s) from the trash", purged);
     }
     return purged;
 }

@@ -50,9 +50,10 @@ START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 HTTP_TIMEOUT = 30.0
 
-# Lines of the error log that indicate a problem.
+# Lines of the error log that indicate a problem (httpd's own, and journal-worker's, which
+# start with their level: "[error] JR06030: ...").
 PROBLEM_RE = re.compile(
-    r":(?:error|crit|alert|emerg)\]"
+    r":(?:error|crit|alert|emerg)\]|^\[error\] "
     r"|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:"
     r"|exit signal|Segmentation|AH00060"
 )
@@ -60,6 +61,10 @@ PROBLEM_RE = re.compile(
 SANITIZER_RE = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer"
                           r"|runtime error:")
 CRASH_RE = re.compile(SANITIZER_RE.pattern + r"|exit signal|Segmentation|AH00060|dumped core")
+# A test allows only the lines it provokes: each allowed pattern names the exact tag of its line
+# (the module's JRnnnnn, httpd's AHnnnnn) or, for the few untagged lines of httpd's own modules,
+# starts with the line's [module:level]. A pattern that could allow any message is refused.
+ALLOWED_PATTERN_RE = re.compile(r"(?:JR|AH)\d{5}|^\\\[(?!journal:)[a-z_]+:[a-z]+\\\]")
 LSAN_HTTPD_SUPP = REPO / "tests" / "sanitizers" / "lsan-httpd.supp"
 
 HEALTH_DATABASE = {"sqlite": "sqlite3", "pgsql": "pgsql"}  # /api/health "database" per kind
@@ -447,6 +452,10 @@ class Server:
 
     def new_log_problems(self):
         """Problem lines that appeared since the previous call and match no allowed pattern."""
+        for p in self.allowed_log_patterns:
+            if not ALLOWED_PATTERN_RE.search(p):
+                raise ValueError(f"allowed log pattern {p!r} names no exact tag (JRnnnnn, "
+                                 "AHnnnnn) nor the [module:level] of an untagged line")
         try:
             data = self.error_log.read_bytes()
         except OSError:

@@ -6,10 +6,12 @@ delay when they end, stopped when httpd stops, replaced on a restart. A stand-in
 Also: the worker and AI directives at configuration time, and what /api/health and
 /api/ai/status say about AI and the workers."""
 
+import datetime
 import grp
 import json
 import os
 import pwd
+import re
 import signal
 import subprocess
 import time
@@ -20,6 +22,7 @@ import pytest
 
 import harness
 from harness import APACHE, IS_ROOT, apache_env, assert_json
+from worker_support import apache_k, parse_settings
 
 STAND_IN = harness.REPO / "tests" / "fakes" / "stand_in_worker.py"
 SETTINGS_NAMES = {"db_driver", "db_params", "data_dir", "runtime_dir", "ai_endpoint", "ai_model",
@@ -79,17 +82,6 @@ def worker_args(rec):
     return argv[argv.index("--config"):]
 
 
-def parse_settings(text):
-    out = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, _, value = line.partition("=")
-        out[name.strip()] = value.strip()
-    return out
-
-
 def gone(pid):
     """No such process, not even a zombie (so httpd reaped it)."""
     return not os.path.exists(f"/proc/{pid}")
@@ -100,12 +92,6 @@ def wait_gone(pids, timeout=WAIT):
     while not all(gone(p) for p in pids):
         assert time.monotonic() < deadline, f"still there: {[p for p in pids if not gone(p)]}"
         time.sleep(0.05)
-
-
-def apache_k(srv, what):
-    proc = subprocess.run([APACHE, "-d", str(srv.root), "-f", str(srv.conf_file), "-k", what],
-                          capture_output=True, text=True, env=apache_env(), timeout=60)
-    assert proc.returncode == 0, f"apache2 -k {what}: {proc.stdout}{proc.stderr}"
 
 
 def ai_status(srv):
@@ -280,6 +266,36 @@ def test_crashing_worker_backs_off(new_server):
     wait_gone([r["pid"] for r in w.all()])
 
 
+def log_time(line):
+    """The time of an httpd error log line, in seconds."""
+    stamp = re.match(r"\[(\w{3} \w{3} \d+ [\d:.]+ \d{4})\]", line).group(1)
+    return datetime.datetime.strptime(stamp, "%a %b %d %H:%M:%S.%f %Y").timestamp()
+
+
+def test_program_that_cannot_be_executed_backs_off(fresh_server):
+    # Nothing of it runs to wait out the delay: the child that failed to become it waits.
+    srv = fresh_server(start=False)
+    path = srv.root / "not-a-program"
+    path.write_text("not a program\n")  # executable, but no format execv knows
+    os.chmod(path, 0o755)
+    (srv.conf_d / "worker.conf").write_text(f'JournalWorkerPath "{path}"\n')
+    srv.start()
+    # one JR00106 line per start: the fourth's comes from the child, just after the parent
+    # said it starts it again in 4 s
+    line = f"JR00106: journal-worker: cannot execute {path}: errno 8"
+    deadline = time.monotonic() + WAIT
+    while not ("starting it again in 4 s" in srv.read_error_log() and
+               srv.read_error_log().count(line) == 4):
+        assert time.monotonic() < deadline, srv.read_error_log()
+        time.sleep(0.1)
+    log = srv.read_error_log()
+    again = {int(m.group(2)): log_time(m.group(1)) for m in re.finditer(
+        r"^(.*JR00101: .*ended with status 127 .*starting it again in (\d+) s)$", log, re.M)}
+    assert sorted(again) == [1, 2, 4], log
+    assert again[2] - again[1] >= 1 - 0.05 and again[4] - again[2] >= 2 - 0.05, again
+    assert health(srv)["ai"]["workers_running"] == 0
+
+
 # ---- stop -----------------------------------------------------------------------------------
 def test_stop_ends_every_worker(new_server):
     srv, w = new_server()
@@ -291,6 +307,7 @@ def test_stop_ends_every_worker(new_server):
     wait_gone(pids, timeout=5)
     assert all(w.exited(p) for p in pids), "not every worker was asked to stop with SIGTERM"
     assert not w.settings_path.exists()  # it holds DBDParams
+    assert "JR00120" not in srv.read_error_log()  # each exited 0
 
 
 def test_stop_kills_a_worker_that_ignores_sigterm(new_server):
@@ -306,6 +323,26 @@ def test_stop_kills_a_worker_that_ignores_sigterm(new_server):
     log = srv.read_error_log()
     for p in pids:
         assert f"(pid {p}) did not stop within 5 s" in log, log
+
+
+@pytest.mark.parametrize("how", ["stop", "graceful"])
+def test_worker_that_does_not_exit_0_on_sigterm_is_reported(new_server, how):
+    # Its jobs in flight may not have been finished or given back: worth an error line.
+    srv, w = new_server("failstop")
+    w.configure()
+    srv.start()
+    [first] = w.wait_count(1)
+    srv.allowed_log_patterns.append(r"\] JR00120: ")
+    if how == "stop":
+        srv.stop()
+    else:
+        apache_k(srv, "graceful")
+        w.wait_count(2)
+    wait_gone([first["pid"]])
+    assert w.exited(first["pid"])
+    log = srv.read_error_log()
+    assert (f"JR00120: journal-worker 1 (pid {first['pid']}) exited with status 3 when asked "
+            "to stop") in log, log
 
 
 # ---- graceful restart and restart -----------------------------------------------------------

@@ -1,20 +1,17 @@
-"""Support of the worker suites (test_worker_*.py): the fake LLM, journal-worker processes next
-to a real httpd, and direct database reads.
-
-Until httpd supervises the workers itself, the suites start `journal-worker --config FILE`
-next to the server, with a settings file written from the server's database settings (the
-format httpd writes). HTTPD_STARTS_WORKERS switches to workers started by httpd from the
-Journal* directives; `WorkerEnv` hides the difference from the tests.
-"""
+"""Support of the worker suites (test_worker_*.py): the fake LLM, journal-worker processes
+started and supervised by a real httpd (and, for the standalone mode, started by the test from a
+settings file), and direct database reads."""
 
 import grp
 import os
 import pwd
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -23,8 +20,6 @@ import requests
 
 import harness
 from harness import REPO, BUILD_DIR, Server, assert_json  # noqa: F401 (Server: the bench)
-
-HTTPD_STARTS_WORKERS = False
 
 WORKER_BIN = BUILD_DIR / "journal-worker"
 FAKE_LLM = REPO / "tests" / "fakes" / "fake_llm.py"
@@ -93,6 +88,15 @@ class FakeLLM:
     def count(self, text):
         return self.counts().get(text, 0)
 
+    def release(self):
+        """Lets the requests marked [[hold]] go."""
+        self.http.post(f"{self.base}/_release", timeout=30).raise_for_status()
+
+    def release_when(self, pred):
+        """Releases the held requests as soon as pred() is true (polled in a thread of its
+        own); join() the returned thread, which raises what went wrong."""
+        return _Releaser(self, pred)
+
     def for_text(self, text):
         """The requests whose user message is text."""
         return [r for r in self.requests() if user_message(r) == text]
@@ -111,6 +115,26 @@ class FakeLLM:
         self.dir.rmdir()
 
 
+class _Releaser(threading.Thread):
+    def __init__(self, fake, pred):
+        super().__init__(daemon=True)
+        self.fake, self.pred, self.error = fake, pred, None
+        self.start()
+
+    def run(self):
+        try:
+            wait_for(self.pred, timeout=WAIT, interval=0.02, what="the moment to release")
+            requests.post(f"{self.fake.base}/_release", timeout=30).raise_for_status()
+        except Exception as e:  # reported by join()
+            self.error = e
+
+    def join(self, timeout=WAIT):
+        super().join(timeout)
+        assert not self.is_alive(), "the releasing thread did not end"
+        if self.error:
+            raise self.error
+
+
 def messages(req):
     return {m["role"]: m["content"] for m in req["body"]["messages"]}
 
@@ -120,9 +144,10 @@ def user_message(req):
     return messages(req).get("user") if isinstance(body, dict) else None
 
 
-# ---- the workers ------------------------------------------------------------------------------
+# ---- the workers, standalone -----------------------------------------------------------------
 def settings_text(srv, endpoint=None, key_file=None, timeout=3, concurrency=4, log_level="info"):
-    """The settings file for srv's database, in the format of docs/worker.md."""
+    """A settings file for srv's database, in the format of docs/worker.md, for a worker that
+    runs without httpd (as the systemd unit runs it)."""
     lines = ["# written by the worker test suite",
              f"db_driver = {srv.dbd_driver}", f"db_params = {srv.dbd_params}",
              f"data_dir = {srv.data_dir}", f"runtime_dir = {srv.run_dir}",
@@ -136,7 +161,8 @@ def settings_text(srv, endpoint=None, key_file=None, timeout=3, concurrency=4, l
 
 
 class Worker:
-    """One journal-worker process, run as the server's user, stderr to its own log."""
+    """One journal-worker process started without httpd, run as the server's user, stderr to
+    its own log."""
 
     def __init__(self, config, log_path, instance=0):
         self.config = Path(config)
@@ -188,108 +214,187 @@ class Worker:
         except OSError:
             return ""
 
+    def problems(self):
+        return [line for line in self.output().splitlines() if harness.PROBLEM_RE.search(line)]
+
+
+# ---- the workers httpd runs -------------------------------------------------------------------
+def apache_k(srv, what):
+    """apache2 -k WHAT on srv's configuration (graceful, restart, ...)."""
+    proc = subprocess.run([harness.APACHE, "-d", str(srv.root), "-f", str(srv.conf_file),
+                           "-k", what], capture_output=True, text=True,
+                          env=harness.apache_env(), timeout=60)
+    assert proc.returncode == 0, f"apache2 -k {what}: {proc.stdout}{proc.stderr}"
+
+
+def parse_settings(text):
+    """A settings file as {name: value}, read as docs/worker.md says the worker reads it."""
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, value = line.partition("=")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def cmdline(pid):
+    """The arguments of a process ([] when it is gone or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode() for a in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return []
+
+
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def started_at(pid):
+    """When a process started, in time.time() seconds (to the clock tick)."""
+    with open(f"/proc/{pid}/stat") as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    since_boot = ticks / os.sysconf("SC_CLK_TCK")
+    return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME) + since_boot
+
+
+def health(srv):
+    return assert_json(srv.api("GET", "/api/health"), 200)
+
 
 class WorkerEnv:
-    """A server, the fake LLM and the workers of one test.
+    """A server whose httpd starts and supervises journal-worker processes (the build's
+    program, named by JournalWorkerPath), with the Journal* directives pointing them at the
+    fake LLM.
 
     key: the bearer key written to a key file (None: no key file). endpoint=False leaves AI
-    unconfigured. The workers log at info level; `problems()` lists their error lines that
-    match none of `allowed` (regexes)."""
+    unconfigured. log_level: the journal module's LogLevel, which the workers follow (at info
+    they log their starts, stops and outcomes). Their output is httpd's error log, which the
+    harness checks: error lines a test expects are allowed by their tag (`allow`)."""
 
-    def __init__(self, srv, fake, key=None, timeout=3, concurrency=4, endpoint=True):
+    def __init__(self, srv, fake, key=None, timeout=3, concurrency=4, endpoint=True,
+                 log_level="info"):
         self.srv = srv
         self.fake = fake
         self.key = key
         self.timeout = timeout
         self.concurrency = concurrency
+        self.log_level = log_level
         self.endpoint = fake.endpoint if endpoint else None
-        self.key_file = write_private(srv.root / "ai.key", key + "\n") if key else None
-        self.config = write_private(
-            srv.run_dir / "journal-worker.conf",
-            settings_text(srv, self.endpoint, self.key_file, timeout, concurrency))
-        self.workers = []
-        self.allowed = []
+        # A name with a space and a '#': the settings file carries it to the end of its line.
+        self.key_file = write_private(srv.root / "ai key #1", key + "\n") if key else None
+        self.config = srv.run_dir / "journal-worker.conf"  # written by httpd
+        self.n = 0
+        self.starts = 0  # worker processes that must have logged their start (JR06001)
+        self.killed = 0  # ... of which this many were killed with SIGKILL
+        self.logs_starts = log_level in ("info", "debug")  # JR06001 and JR06005 are info
 
     def directives(self, n):
-        """The module's directives that make httpd run n workers like ours."""
-        lines = [f"JournalWorkerProcesses {n}", f"JournalAITimeout {self.timeout}",
-                 f"JournalAIConcurrency {self.concurrency}"]
+        """The module's directives that make httpd run n workers."""
+        lines = [f'JournalWorkerPath "{WORKER_BIN}"', f"JournalWorkerProcesses {n}",
+                 f"JournalAITimeout {self.timeout}", f"JournalAIConcurrency {self.concurrency}",
+                 f"LogLevel warn journal:{self.log_level}"]
         if self.endpoint:
             lines += [f"JournalAIEndpoint {self.endpoint}", f"JournalAIModel {MODEL}"]
         if self.key_file:
-            lines.append(f"JournalAIKeyFile {self.key_file}")
+            lines.append(f'JournalAIKeyFile "{self.key_file}"')
         return "\n".join(lines) + "\n"
 
-    def start(self, n=1):
-        """Starts the server with n workers."""
-        if HTTPD_STARTS_WORKERS:
-            (self.srv.conf_d / "worker.conf").write_text(self.directives(n))
-            self.srv.start()
-            wait_for(lambda: len(self.pids()) >= n, what=f"{n} workers started by httpd")
-            return
-        self.srv.start()
-        for _ in range(n):
-            self.start_worker()
-        time.sleep(0.2)
-        for w in self.workers:
-            assert w.alive(), f"worker exited: {w.output()}"
+    def allow(self, *tags):
+        """Error lines of these tags (of a worker or of httpd) are expected: exact tags only."""
+        for tag in tags:
+            assert re.fullmatch(r"JR\d{5}", tag), tag
+            self.srv.allowed_log_patterns.append(rf"\] {tag}: |^\[error\] {tag}: ")
 
-    def start_worker(self):
-        i = len(self.workers)
-        w = Worker(self.config, self.srv.log_dir / f"worker-{i}.log", i).start()
-        self.workers.append(w)
-        return w
+    def start(self, n=1, wait=True):
+        """Starts the server, which starts n workers; waits until they work (wait)."""
+        (self.srv.conf_d / "worker.conf").write_text(self.directives(n))
+        self.n = n
+        self.srv.start()
+        if not wait:
+            return None
+        self.starts += n
+        return self.wait_running()
 
     def pids(self):
         """Process ids of the workers running on this server's settings."""
         out = []
         for d in Path("/proc").iterdir():
-            try:
-                cmd = (d / "cmdline").read_bytes().split(b"\0")
-            except OSError:
+            if not d.name.isdigit():
                 continue
-            if cmd and cmd[0] == str(WORKER_BIN).encode() and \
-                    any(str(self.srv.root).encode() in a for a in cmd):
+            cmd = cmdline(d.name)
+            if cmd and cmd[0] == str(WORKER_BIN) and str(self.config) in cmd:
                 out.append(int(d.name))
         return out
 
-    def kill9(self, pid):
-        """A worker killed mid-job; the supervisor (httpd, or this test) starts another."""
-        os.kill(pid, signal.SIGKILL)
-        for w in self.workers:
-            if w.alive() and w.pid == pid:
-                w.proc.wait(10)
-        if not HTTPD_STARTS_WORKERS:
-            self.start_worker()
+    def log_count(self, text):
+        return self.output().count(text)
 
-    def stop_workers(self):
-        """Stops every worker with SIGTERM: each must exit 0. [(status, seconds)]."""
-        results = [w.stop() for w in self.workers if w.alive()]
-        for rc, took in results:
-            assert rc == 0, f"worker exited {rc} on SIGTERM:\n{self.output()}"
-        return results
+    def wait_running(self, exclude=()):
+        """Waits until this server's n workers run (none of `exclude`), children of httpd's
+        parent, each past its start (every start logged JR06001), and /api/health counts
+        them; returns their pids."""
+        def ready():
+            pids = [p for p in self.pids() if p not in exclude]
+            if len(pids) != self.n or \
+                    (self.logs_starts and self.log_count("JR06001:") < self.starts):
+                return None
+            if health(self.srv)["ai"]["workers_running"] != self.n:
+                return None
+            return pids
+
+        pids = wait_for(ready, what=f"{self.n} worker(s) started by httpd")
+        for p in pids:
+            assert parent_of(p) == self.srv.pid, (p, parent_of(p), self.srv.pid)
+        return pids
+
+    def kill9(self, pid):
+        """A worker killed mid-job: httpd starts another. Returns the new one's pid."""
+        others = set(self.pids()) - {pid}
+        os.kill(pid, signal.SIGKILL)
+        self.killed += 1
+        self.starts += 1
+        [new] = [p for p in self.wait_running(exclude=(pid,)) if p not in others]
+        return new
+
+    def graceful(self):
+        """apache2 -k graceful: httpd stops its workers (SIGTERM) and starts new ones with the
+        configuration read again. Returns the new pids."""
+        old = set(self.pids())
+        apache_k(self.srv, "graceful")
+        self.starts += self.n
+        return self.wait_running(exclude=old)
+
+    def stop(self):
+        """Stops httpd, which stops its workers: each finishes or gives back its jobs in flight
+        and exits on its own within the supervisor's 5 s (no JR00103)."""
+        self.srv.stop()
+        assert not self.pids(), "workers outlived httpd"
+        self.check_stops()
+
+    def check_stops(self):
+        log = self.output()
+        assert "JR00103" not in log, "a worker had to be killed:\n" + log
+        if not self.logs_starts:
+            return
+        started, stopped = log.count("JR06001:"), log.count("JR06005:")
+        assert stopped == started - self.killed, \
+            f"{started} workers started, {self.killed} killed, {stopped} stopped:\n{log}"
 
     def output(self):
-        if HTTPD_STARTS_WORKERS:
-            return self.srv.read_error_log()
-        return "".join(w.output() for w in self.workers)
-
-    def problems(self):
-        import re
-        allowed = [re.compile(p) for p in self.allowed]
-        bad = re.compile(r"^\[error\]|AddressSanitizer|LeakSanitizer|runtime error:")
-        return [line for line in self.output().splitlines()
-                if bad.search(line) and not any(p.search(line) for p in allowed)]
+        return self.srv.read_error_log()
 
     def finish(self):
-        try:
-            self.stop_workers()
-        finally:
-            for w in self.workers:
-                if w.alive():
-                    w.kill9()
-        problems = self.problems()
-        assert not problems, "unexpected errors of the workers:\n  " + "\n  ".join(problems)
+        if self.srv.started:
+            self.stop()
+        else:
+            self.check_stops()
 
 
 @pytest.fixture
@@ -301,15 +406,20 @@ def fake_llm():
 
 @pytest.fixture
 def worker_env(fresh_server, fake_llm):
-    """A factory: worker_env(workers=1, extra_conf="", key=None, timeout=3, concurrency=4,
-    endpoint=True) -> a started WorkerEnv on a fresh server of its own."""
+    """A factory: worker_env(workers=1, extra_conf="", prepare=None, wait=True, key=None,
+    timeout=3, concurrency=4, endpoint=True, log_level="info") -> a started WorkerEnv on a
+    fresh server of its own. prepare(srv) runs before the server starts; wait=False does not
+    wait for the workers to work. At the end, httpd is stopped and every worker must have
+    stopped cleanly."""
     envs = []
 
-    def make(workers=1, extra_conf="", **kwargs):
+    def make(workers=1, extra_conf="", prepare=None, wait=True, **kwargs):
         srv = fresh_server(extra_conf=extra_conf, start=False)
+        if prepare:
+            prepare(srv)
         env = WorkerEnv(srv, fake_llm, **kwargs)
         envs.append(env)
-        env.start(workers)
+        env.start(workers, wait)
         return env
 
     yield make

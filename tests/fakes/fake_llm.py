@@ -10,6 +10,8 @@ user message (the text the worker checks), so one server serves every test at on
   [[fail500:N]]     HTTP 500 for the first N requests with this text, then a rewrite
   [[429:N:S]]       HTTP 429 with Retry-After: S for the first N requests, then a rewrite
   [[hang:S]]        waits S seconds (fractions allowed), then a rewrite
+  [[hang:S:N]]      the same for the first N requests with this text; later ones answer at once
+  [[hold]]          waits until POST /_release (at most 60 s), then a rewrite
   [[malformed]]     HTTP 200 whose body is not JSON
   [[badjson]]       a chat completion whose message content is not JSON
   [[schema]]        a chat completion whose content does not match the schema
@@ -22,7 +24,8 @@ Control endpoints for tests:
   GET  /_requests   every request received: [{n, t, path, headers, body}] (body parsed as JSON
                     when it is JSON); ?since=N returns those with n > N
   GET  /_counts     {"<user text>": number of requests}
-  POST /_reset      forgets everything
+  POST /_release    lets every [[hold]] request go, now and from now on
+  POST /_reset      forgets everything (and holds again)
 
 Usage: fake_llm.py [--port N] [--latency MS] [--port-file FILE]
   --latency MS     every completion waits this long first (benchmarks)
@@ -48,6 +51,7 @@ class State:
         self.latency = latency
         self.requests = []
         self.counts = {}
+        self.released = threading.Event()
 
     def record(self, entry, text):
         with self.lock:
@@ -60,6 +64,7 @@ class State:
         with self.lock:
             self.requests = []
             self.counts = {}
+            self.released.clear()
 
 
 def marks(text):
@@ -129,6 +134,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_reset":
             state.reset()
             return self._send(200, {"ok": True})
+        if self.path == "/_release":
+            state.released.set()
+            return self._send(200, {"ok": True})
         if not self.path.endswith("/chat/completions"):
             return self._send(404, {"error": "not found"})
         try:
@@ -165,8 +173,12 @@ class Handler(BaseHTTPRequestHandler):
             if count <= int(args[0]):
                 return self._send(429, {"error": {"message": "slow down"}},
                                   {"Retry-After": str(int(args[1]))})
+        if "hold" in mk:
+            self.server.state.released.wait(60)
         if "hang" in mk:
-            time.sleep((mk["hang"] or [30])[0])
+            args = mk["hang"] or [30]
+            if len(args) < 2 or count <= int(args[1]):
+                time.sleep(args[0])
         if "malformed" in mk:
             return self._send(200, b"{this is not json")
         if "badjson" in mk:

@@ -8,6 +8,7 @@ options, which a wrapper script puts first:
   --mode MODE    run   (default) wait for SIGTERM, then exit 0
                  crash exit 1 as soon as the delay is over
                  stubborn  ignore SIGTERM (the supervisor must use SIGKILL)
+                 failstop  exit 3 on SIGTERM (a worker that breaks its contract)
 
 At start it writes DIR/<pid>.json: pid, ppid, uid, gid, groups, argv, the settings file's
 text, mode and owner, where stdin points, the start time and the delay. A run-mode process
@@ -49,7 +50,7 @@ def settings_info(path):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--record", required=True)
-    p.add_argument("--mode", default="run", choices=["run", "crash", "stubborn"])
+    p.add_argument("--mode", default="run", choices=["run", "crash", "stubborn", "failstop"])
     p.add_argument("--config", required=True)
     p.add_argument("--instance", type=int, required=True)
     p.add_argument("--delay", type=int, default=0)
@@ -80,7 +81,7 @@ def main():
     while not stopping:
         time.sleep(0.05)
     write_atomic(os.path.join(args.record, f"{pid}.exit"), json.dumps({"signal": stopping[0]}))
-    sys.exit(0)
+    sys.exit(3 if args.mode == "failstop" else 0)
 
 
 if __name__ == "__main__":

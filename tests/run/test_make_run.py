@@ -1,11 +1,13 @@
 """`make run` (scripts/run.sh) from a fresh clone, as root.
 
 A clone inside a mode-0700 directory (a home directory such as /root) is closed to www-data,
-which the server's children run as: the data directory must then live elsewhere, and the
-server must still answer. Each test clones the repository under test (its current commit),
-runs the script with the module already built (BUILD_DIR), and removes everything it made.
+which the server's children and its journal-worker run as: the data directory and the worker
+program must then live elsewhere, and the server must still work, AI checks included. Each
+test clones the repository under test (its current commit), runs the script with the module
+already built (BUILD_DIR), and removes everything it made.
 
-Environment: JOURNAL_BUILD_DIR (default REPO/build) holds mod_journal.so and journal-admin.
+Environment: JOURNAL_BUILD_DIR (default REPO/build) holds mod_journal.so, journal-admin and
+journal-worker.
 """
 
 import os
@@ -16,6 +18,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -27,7 +30,8 @@ import requests
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("JOURNAL_BUILD_DIR") or REPO / "build").resolve()
 DEV_BASE = Path("/var/lib/mod_journal-dev")
-PROBLEM_RE = re.compile(r":(?:error|crit|alert|emerg)\]|exit signal|Segmentation")
+PROBLEM_RE = re.compile(r":(?:error|crit|alert|emerg)\]|^\[error\] |exit signal|Segmentation")
+FAKE_LLM = REPO / "tests" / "fakes" / "fake_llm.py"
 START_TIMEOUT = 60.0
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -65,12 +69,13 @@ class Clone:
         # A copy: a rebuild that rewrites build/mod_journal.so would crash a running httpd.
         self.build = self.parent / "build"
         self.build.mkdir()
-        for name in ("mod_journal.so", "journal-admin"):
+        for name in ("mod_journal.so", "journal-admin", "journal-worker"):
             shutil.copy2(BUILD_DIR / name, self.build / name)
         self.port = free_port()
         self.password = "Run-" + uuid.uuid4().hex[:16]
         self.proc = None
         self.made = []  # directories outside the clone that the script created
+        self.fake = None
         self.dev_base_existed = DEV_BASE.exists()
 
     def env(self, **extra):
@@ -150,10 +155,27 @@ class Clone:
                 f.close()
         self.out = self.err = None
 
+    def outside(self):
+        """Where run.sh put what www-data must reach besides the data, when the clone is
+        closed to it: (httpd's runtime directory, the copy of journal-worker). Both are
+        recorded for cleanup."""
+        out = self.output()
+        run = re.search(r"httpd's runtime directory is (\S+)", out)
+        copy = re.search(r"httpd runs a copy, (\S+)", out)
+        assert run and copy, f"run.sh did not say where the worker's files went:\n{out}"
+        run, copy = Path(run.group(1)), Path(copy.group(1))
+        assert run.parent == copy.parent.parent, (run, copy)
+        if run.parent not in self.made:
+            self.made.append(run.parent)
+        return run, copy
+
     def cleanup(self):
         try:
             self.stop()
         finally:
+            if self.fake:
+                self.fake.terminate()
+                self.fake.wait(10)
             self._close_output()
             shutil.rmtree(self.parent, ignore_errors=True)
             for d in self.made:
@@ -226,6 +248,7 @@ def check_private_data(data):
 def test_make_run_from_a_private_directory(clone_factory):
     c = clone_factory(0o700)
     c.start()
+    c.outside()
     out = c.output()
     m = re.search(r"the data lives in (\S+)", out)
     assert m, f"run.sh did not say where the data went:\n{out}"
@@ -257,11 +280,70 @@ def test_make_run_from_an_open_directory_keeps_the_data_in_var(clone_factory):
     data = c.top / "var"
     out = c.output()
     assert "the data lives in" not in out, out
+    assert "httpd runs a copy" not in out, out  # www-data runs the build's worker ...
+    assert "runtime directory is" not in out, out  # ... on its settings in var/httpd/run
     assert f"data in {data};" in out, out
     token = login(c)
     upload_a_file(c, token)
     check_private_data(data)
     assert owner(data / "httpd") == "root"
+
+
+def start_fake_llm(c):
+    """tests/fakes/fake_llm.py on a free port; its base URL."""
+    port_file = c.parent / "fake-llm.port"
+    c.fake = subprocess.Popen([sys.executable, str(FAKE_LLM), "--port-file", str(port_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not port_file.exists():
+        assert c.fake.poll() is None and time.monotonic() < deadline, "the fake LLM did not start"
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port_file.read_text()}"
+
+
+def test_make_run_checks_entries_with_the_worker(clone_factory):
+    """From root's private directory, with an endpoint: httpd starts the worker (a copy that
+    www-data can run), and an entry's description comes back rewritten."""
+    c = clone_factory(0o700)
+    fake = start_fake_llm(c)
+    c.start(JOURNAL_AI_ENDPOINT=fake + "/v1", JOURNAL_AI_MODEL="fake-model")
+    c.made.append(Path(re.search(r"the data lives in (\S+)", c.output()).group(1)))
+    run, copy = c.outside()
+    assert run.parent.parent == DEV_BASE, run
+    for d in (run.parent, run, copy.parent):
+        assert (owner(d), mode(d)) == ("root", 0o755), d
+    assert (owner(copy), mode(copy)) == ("root", 0o755)
+    assert copy.read_bytes() == (BUILD_DIR / "journal-worker").read_bytes()
+    settings = run / "journal-worker.conf"  # written by httpd, read by the worker
+    assert (owner(settings), mode(settings)) == ("www-data", 0o600)
+    token = login(c)
+    h = {"X-Auth-Token": token}
+    branch = requests.post(c.url("/api/branches"), json={"name": "East"}, headers=h,
+                           timeout=30).json()
+    group = requests.post(c.url("/api/groups"), json={"name": "Art", "branch_id": branch["id"]},
+                          headers=h, timeout=30).json()
+    text = "Ada drawed a cat"
+    r = requests.post(c.url("/api/entries"), headers=h, timeout=30,
+                      json={"student_name": "Ada", "group_id": group["id"], "description": text})
+    assert r.status_code == 201, r.text
+    entry = r.json()
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        got = requests.get(c.url(f"/api/entries/{entry['id']}"), headers=h, timeout=30).json()
+        if got["ai_status"] not in ("pending", "processing"):
+            break
+        assert time.monotonic() < deadline, f"still {got['ai_status']}\n{c.error_log()}"
+        time.sleep(0.1)
+    assert (got["ai_status"], got["description"], got["description_original"]) == \
+        ("done", "AI: " + text, text), got
+    assert requests.get(fake + "/_counts", timeout=30).json() == {text: 1}
+    assert requests.get(c.url("/api/health"), timeout=30).json()["ai"] == \
+        {"configured": True, "workers_running": 1}
+    c.stop()
+    log = c.error_log()
+    assert "JR06001" not in log  # the workers log at the module's level: warn
+    problems = [line for line in log.splitlines() if PROBLEM_RE.search(line)]
+    assert not problems, problems
 
 
 def test_unreachable_data_dir_stops_before_httpd(clone_factory):

@@ -85,22 +85,11 @@ void fx_setup(void)
     ck_assert_msg(jr_migrate(fx_db, fx_pool, &applied, &version, &err) == APR_SUCCESS, "%s", err);
     ck_assert_int_eq(jr_db_prepare_all(fx_db), APR_SUCCESS);
 
-    memset(&cfg, 0, sizeof(cfg));
+    cfg = jr_config_defaults;
     cfg.bcrypt_cost = 4;
     cfg.session_ttl = 3600;
     cfg.dummy_hash = jr_password_hash(fx_pool, "dummy password", 4);
-    cfg.rate_default = JR_DEFAULT_RATE;
-    cfg.rate_max = JR_DEFAULT_RATE_MAX;
-    cfg.key_ban_threshold = JR_DEFAULT_KEY_BAN_THRESHOLD;
-    cfg.key_ban_window = JR_DEFAULT_KEY_BAN_WINDOW;
-    cfg.key_ban_duration = JR_DEFAULT_KEY_BAN_DURATION;
-    cfg.login_ban_threshold = JR_DEFAULT_LOGIN_BAN_THRESHOLD;
-    cfg.login_ban_window = JR_DEFAULT_LOGIN_BAN_WINDOW;
-    cfg.login_ban_duration = JR_DEFAULT_LOGIN_BAN_DURATION;
-    cfg.honeypot_ban_duration = JR_DEFAULT_HONEYPOT_BAN_DURATION;
-    cfg.login_throttle_threshold = JR_DEFAULT_LOGIN_THROTTLE_THRESHOLD;
-    cfg.login_throttle_window = JR_DEFAULT_LOGIN_THROTTLE_WINDOW;
-    cfg.login_throttle_max_backoff = JR_DEFAULT_LOGIN_THROTTLE_MAX_BACKOFF;
+    cfg.data_dir = NULL; /* the operations under test store no files */
     counters_region = malloc(jr_shmcounters_size(JR_SHM_MIN_SLOTS));
     ck_assert_ptr_nonnull(counters_region);
     memset(&fx_ctx, 0, sizeof(fx_ctx));

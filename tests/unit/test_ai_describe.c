@@ -38,10 +38,22 @@ START_TEST(not_configured_not_supervised)
 }
 END_TEST
 
+/* A census of three slots: two processes at work, one slot empty. */
+static void two_running(jr_worker_census_t *census)
+{
+    memset(census, 0, sizeof(*census));
+    census->slot[0].pid = 4101;
+    census->slot[2].pid = 4103;
+    census->slot[2].from = 1000;
+}
+
 START_TEST(configured_and_supervised)
 {
-    jr_worker_census_t census = {.running = 2, .restarts = 5, .binary = 1};
+    jr_worker_census_t census;
     jr_config_t cfg;
+    two_running(&census);
+    census.restarts = 5;
+    census.binary = 1;
     memset(&cfg, 0, sizeof(cfg));
     cfg.ai_endpoint = "http://10.1.2.3:11434/v1";
     cfg.ai_model = "llama3.1";
@@ -57,12 +69,30 @@ END_TEST
 START_TEST(off_ignores_the_census)
 {
     /* JournalWorker Off: workers may run on another host; this httpd knows nothing of them. */
-    jr_worker_census_t census = {.running = 1, .restarts = 3, .binary = 1};
+    jr_worker_census_t census;
     jr_config_t cfg;
+    two_running(&census);
+    census.restarts = 3;
+    census.binary = 1;
     memset(&cfg, 0, sizeof(cfg));
     cfg.worker_processes = 2;
     cfg.workers = &census;
     expect(&cfg, "{\"configured\":false,\"workers_running\":null}", UNKNOWN_WORKERS);
+}
+END_TEST
+
+START_TEST(a_process_waiting_out_its_delay_is_not_running)
+{
+    /* Restarted after a failure, it waits before it works: not counted until then. */
+    jr_worker_census_t census;
+    two_running(&census);
+    census.slot[1].pid = 4102;
+    census.slot[1].from = 2000;
+    ck_assert_int_eq(jr_workers_running(&census, 1999), 2);
+    ck_assert_int_eq(jr_workers_running(&census, 2000), 3);
+    census.slot[0].pid = 0; /* ended: its slot waits for the next process */
+    ck_assert_int_eq(jr_workers_running(&census, 2000), 2);
+    ck_assert_int_eq(jr_workers_running(&census, 999), 0);
 }
 END_TEST
 
@@ -86,6 +116,7 @@ Suite *suite_ai_describe(void)
     tcase_add_test(tc, not_configured_not_supervised);
     tcase_add_test(tc, configured_and_supervised);
     tcase_add_test(tc, off_ignores_the_census);
+    tcase_add_test(tc, a_process_waiting_out_its_delay_is_not_running);
     tcase_add_test(tc, added_to_the_queue_counts);
     suite_add_tcase(s, tc);
     return s;

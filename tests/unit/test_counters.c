@@ -20,7 +20,8 @@ static size_t region_size;
 static jr_counters_t *ctr;
 static int warnings;
 
-static void capture(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
+static void capture(void *baton, jr_log_level_e level, apr_status_t rv, const char *file,
+                    int line, const char *msg)
 {
     (void)baton;
     (void)rv;
@@ -45,7 +46,7 @@ static void setup_slots(unsigned n)
     ck_assert_ptr_nonnull(ctr);
     ck_assert_ptr_nonnull(ctr->ops);
     warnings = 0;
-    jr_log_set(capture, NULL);
+    jr_log_set(capture, NULL, JR_LOG_DEBUG);
 }
 
 static void setup(void)
@@ -61,7 +62,7 @@ static void setup_small(void)
 
 static void teardown(void)
 {
-    jr_log_set(NULL, NULL);
+    jr_log_set(NULL, NULL, JR_LOG_DEBUG);
     free(region);
     region = NULL;
     ctr = NULL;

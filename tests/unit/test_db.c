@@ -26,7 +26,8 @@ static char path[64]; /* the current test database, "" when none */
 static char last_log[1024];
 static int log_count;
 
-static void capture(void *baton, jr_log_level_e level, apr_status_t rv, const char *msg)
+static void capture(void *baton, jr_log_level_e level, apr_status_t rv, const char *file,
+                    int line, const char *msg)
 {
     (void)baton;
     (void)rv;
@@ -60,7 +61,7 @@ static void setup(void)
     db = NULL;
     log_count = 0;
     last_log[0] = '\0';
-    jr_log_set(capture, NULL);
+    jr_log_set(capture, NULL, JR_LOG_DEBUG);
 }
 
 static void teardown(void)
@@ -72,7 +73,7 @@ static void teardown(void)
     apr_pool_destroy(pool);
     pool = NULL;
     remove_files();
-    jr_log_set(NULL, NULL);
+    jr_log_set(NULL, NULL, JR_LOG_DEBUG);
 }
 
 static void open_db(void)
@@ -959,12 +960,12 @@ END_TEST
 static void reads_teardown(void)
 {
     jr_db_test_column_text = NULL;
-    jr_log_set(NULL, NULL);
+    jr_log_set(NULL, NULL, JR_LOG_DEBUG);
 }
 
 static void quiet_setup(void)
 {
-    jr_log_set(capture, NULL);
+    jr_log_set(capture, NULL, JR_LOG_DEBUG);
 }
 
 /* A test case with its own directory of test databases and the given checked fixture. */

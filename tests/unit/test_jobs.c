@@ -416,6 +416,7 @@ typedef struct {
     long long claimed[RACE_JOBS];
     int n;
     int failed;
+    pthread_barrier_t *start; /* both racers claim from the same moment */
 } racer_t;
 
 static void *race(void *arg)
@@ -427,6 +428,9 @@ static void *race(void *arg)
     const char *err = NULL;
     apr_array_header_t *t;
     int i, k = 0;
+    /* On a busy machine one thread could otherwise drain the queue before the other starts;
+     * the pause after each claim lets the other connection claim in between. */
+    pthread_barrier_wait(r->start);
     apr_pool_create(&p, NULL);
     if (jr_db_open(&db, p, "sqlite3", r->path, &err) != APR_SUCCESS ||
         jr_db_prepare_all(db) != APR_SUCCESS) {
@@ -462,6 +466,7 @@ static void *race(void *arg)
             }
         }
         apr_pool_destroy(it);
+        apr_sleep(500);
     }
     apr_pool_destroy(p);
     return NULL;
@@ -472,6 +477,7 @@ START_TEST(two_connections_race)
     sqlite3 *conn = apr_dbd_native_handle(fx_db->driver, fx_db->handle);
     racer_t a, b;
     pthread_t ta, tb;
+    pthread_barrier_t start;
     char seen[RACE_JOBS + 1];
     int i;
     new_entry("seed");
@@ -489,10 +495,13 @@ START_TEST(two_connections_race)
     a.path = b.path = sqlite3_db_filename(conn, "main");
     a.name = "a";
     b.name = "b";
+    ck_assert_int_eq(pthread_barrier_init(&start, NULL, 2), 0);
+    a.start = b.start = &start;
     ck_assert_int_eq(pthread_create(&ta, NULL, race, &a), 0);
     ck_assert_int_eq(pthread_create(&tb, NULL, race, &b), 0);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
+    pthread_barrier_destroy(&start);
     ck_assert_int_eq(a.failed + b.failed, 0);
     ck_assert_int_eq(a.n + b.n, RACE_JOBS); /* every job once, none twice */
     ck_assert_int_gt(a.n, 0);

@@ -2,6 +2,7 @@
 #ifndef UNIT_H
 #define UNIT_H
 
+#include <apr_pools.h>
 #include <check.h>
 
 Suite *suite_util(void);      /* test_util.c: jr_util.h */
@@ -21,6 +22,14 @@ Suite *suite_topic(void);     /* test_topic.c: jr_topic.h, the lesson position *
 Suite *suite_ai_describe(void); /* test_ai_describe.c: AI and worker status answers */
 Suite *suite_jobs(void);      /* test_jobs.c: jr_jobs.h, jr_ai.h, jr_events.h */
 Suite *suite_worker(void);    /* test_worker.c: workers/ (settings, answers, exchanges) */
+Suite *suite_config(void);    /* test_config.c: jr_config.h, the directives of jr_config_list.h */
+Suite *suite_log(void);       /* test_log.c: jr_log.h, tags, levels, file and line */
+
+/* A fresh pool per test, for suites that need nothing else:
+ * tcase_add_checked_fixture(tc, unit_pool_setup, unit_pool_teardown). */
+extern apr_pool_t *unit_pool;
+void unit_pool_setup(void);
+void unit_pool_teardown(void);
 
 /* Removes a directory tree (test_storage.c). */
 void unit_rm_rf(const char *path);

@@ -9,6 +9,19 @@
 #include "jr_db.h"
 #include "unit.h"
 
+apr_pool_t *unit_pool;
+
+void unit_pool_setup(void)
+{
+    ck_assert_int_eq(apr_pool_create(&unit_pool, NULL), APR_SUCCESS);
+}
+
+void unit_pool_teardown(void)
+{
+    apr_pool_destroy(unit_pool);
+    unit_pool = NULL;
+}
+
 int main(int argc, const char *const *argv)
 {
     SRunner *sr;
@@ -41,6 +54,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_ai_describe());
     srunner_add_suite(sr, suite_jobs());
     srunner_add_suite(sr, suite_worker());
+    srunner_add_suite(sr, suite_config());
+    srunner_add_suite(sr, suite_log());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

@@ -1,0 +1,116 @@
+/* Every Journal* directive, once. The list is expanded by its users (an X-macro):
+ *   jr_config.h   a field of jr_config_t per row (the module's per-server configuration is
+ *                 that struct, so the core reads the directives without a copy)
+ *   jr_config.c   the defaults (designated initializers), the descriptors for checking,
+ *                 merging and resolving, and compile-time checks of the rows
+ *   mj_config.c   the command_rec rows with their help text
+ *   scripts/check-directives-doc.sh   runs the preprocessor over this file: every directive
+ *                 has its section in docs/directives.md, with its context and message
+ * This header includes nothing: the docs guard preprocesses it on its own, and the core stays
+ * free of httpd headers.
+ *
+ * A row: X(field, type, "Name", kind, scope, min, max, default, "allowed values", "help")
+ *   kind   INT, DURATION (seconds; s m h d units), SIZE (bytes; K M G units): one shared
+ *          check of the bounds, refused with "Name: 'value' is not valid: use <allowed values>";
+ *          FLAG: On or Off; TEXT (one value) and LIST (values appended, one directive line or
+ *          several): checked by the glue's check_<field> in mj_config.c
+ *   scope  ANY: server config and virtual hosts; MAIN: the main server only (httpd runs one
+ *          set of workers for it, so a value in <VirtualHost> would mean nothing)
+ *   type   int or long long for INT, DURATION, SIZE and FLAG (-1 while unset), const char *
+ *          for TEXT and LIST (NULL while unset)
+ * Values the rows of two directives must satisfy together are checked in
+ * jr_config_resolve(). Keep the order: it is the order of `apache2 -L`.
+ * JR_DEFAULT_WORKER_PATH is the build's $(bindir)/journal-worker (see jr_config.c). */
+#ifndef JR_CONFIG_LIST_H
+#define JR_CONFIG_LIST_H
+
+#define JR_DEFAULT_UPLOAD_TYPES                                                               \
+    "application/pdf image/jpeg image/png image/webp image/gif text/plain text/csv "          \
+    "application/msword application/vnd.openxmlformats-officedocument.wordprocessingml.document " \
+    "application/vnd.oasis.opendocument.text"
+
+#define JR_DAYS(n) ((n) * 86400LL)
+#define JR_KIB(n) ((n) * 1024LL)
+#define JR_MIB(n) ((n) * 1024LL * 1024)
+#define JR_GIB(n) ((n) * 1024LL * 1024 * 1024)
+
+/* clang-format off */
+#define JR_DIRECTIVES(X)                                                                           \
+X(data_dir, const char *, "JournalDataDir", TEXT, ANY, 0, 0, "/var/lib/mod_journal", NULL,         \
+  "Directory for the journal's files (uploads, photos)")                                           \
+X(migrate, int, "JournalMigrate", FLAG, ANY, 0, 1, 1, NULL,                                        \
+  "Apply database migrations at startup (On or Off)")                                              \
+X(session_ttl, long long, "JournalSessionLifetime", DURATION, ANY, 60, JR_DAYS(366), 12 * 3600,    \
+  "a duration from 60s to 366d (seconds, or a number with s, m, h or d)",                          \
+  "Lifetime of a login session")                                                                   \
+X(max_body, long long, "JournalMaxBodySize", SIZE, ANY, JR_KIB(1), JR_GIB(1), JR_MIB(1),           \
+  "a size from 1K to 1G (bytes, or a number with K, M or G)", "Largest accepted request body")     \
+X(bcrypt_cost, int, "JournalBcryptCost", INT, ANY, 4, 15, 10, "an integer from 4 to 15",           \
+  "bcrypt cost for new password hashes")                                                           \
+X(rate_default, int, "JournalRateLimitDefault", INT, ANY, 1, 10000000, 60,                         \
+  "an integer from 1 to 10000000 (and at most JournalRateLimitMax)",                               \
+  "rate_limit_per_min of API keys created without one")                                            \
+X(rate_max, int, "JournalRateLimitMax", INT, ANY, 1, 10000000, 10000,                              \
+  "an integer from 1 to 10000000", "Largest rate_limit_per_min an API key may have")               \
+X(key_ban_threshold, int, "JournalKeyBanThreshold", INT, ANY, 1, 100000, 20,                       \
+  "an integer from 1 to 100000",                                                                   \
+  "Wrong API keys from one IP, within the window, that lead to a ban")                             \
+X(key_ban_window, int, "JournalKeyBanWindow", DURATION, ANY, 10, 86400, 600,                       \
+  "a duration from 10s to 1d", "Window in which wrong API keys are counted")                       \
+X(key_ban_duration, long long, "JournalKeyBanDuration", DURATION, ANY, 60, JR_DAYS(366), 3600,     \
+  "a duration from 60s to 366d", "Length of a ban for API key guessing")                           \
+X(login_ban_threshold, int, "JournalLoginBanThreshold", INT, ANY, 1, 100000, 10,                   \
+  "an integer from 1 to 100000",                                                                   \
+  "Failed logins from one IP, within the window, that lead to a ban")                              \
+X(login_ban_window, int, "JournalLoginBanWindow", DURATION, ANY, 10, 86400, 900,                   \
+  "a duration from 10s to 1d", "Window in which failed logins are counted")                        \
+X(login_ban_duration, long long, "JournalLoginBanDuration", DURATION, ANY, 60, JR_DAYS(366),       \
+  86400, "a duration from 60s to 366d", "Length of a ban for failed logins")                       \
+X(honeypot_ban_duration, long long, "JournalHoneypotBanDuration", DURATION, ANY, 60,               \
+  JR_DAYS(366), 86400, "a duration from 60s to 366d",                                              \
+  "Length of a ban for a filled honeypot field")                                                   \
+X(upload_max, long long, "JournalMaxUploadSize", SIZE, ANY, JR_KIB(1), JR_GIB(4), JR_MIB(20),      \
+  "a size from 1K to 4G (bytes, or a number with K, M or G)",                                      \
+  "Largest accepted upload (entry file or photo)")                                                 \
+X(purge_interval, long long, "JournalHousekeepingInterval", DURATION, ANY, 5, 86400, 3600,         \
+  "a duration from 5s to 1d",                                                                      \
+  "How often housekeeping (old temp files, the trash purge) runs")                                 \
+X(login_throttle_threshold, int, "JournalLoginThrottleThreshold", INT, ANY, 1, 100000, 10,         \
+  "an integer from 1 to 100000",                                                                   \
+  "Failed logins for one account, within the window, that throttle it")                            \
+X(login_throttle_window, int, "JournalLoginThrottleWindow", DURATION, ANY, 10, 86400, 900,         \
+  "a duration from 10s to 1d", "Window in which failed logins for one account are counted")        \
+X(login_throttle_max_backoff, int, "JournalLoginThrottleMaxBackoff", DURATION, ANY, 1, 3600,       \
+  900, "a duration from 1s to 1h",                                                                 \
+  "Longest wait of a throttled account (the back-off doubles up to it)")                           \
+X(counter_slots, long long, "JournalCounterSlots", INT, ANY, JR_SHM_MIN_SLOTS,                     \
+  JR_SHM_MAX_SLOTS, JR_SHM_DEFAULT_SLOTS, "an integer from 64 to 1048576",                         \
+  "Slots of each table of the shared counters")                                                    \
+X(report_versions_max, int, "JournalReportVersionsMax", INT, ANY, 2, 100000, 200,                  \
+  "an integer from 2 to 100000",                                                                   \
+  "Versions kept per lesson report (the original and the newest others)")                          \
+X(event_retention, long long, "JournalEventRetention", DURATION, ANY, 60, JR_DAYS(366),            \
+  JR_DAYS(7), "a duration from 60s to 366d",                                                       \
+  "How long outbox events are kept before housekeeping trims them")                                \
+X(upload_types, const char *, "JournalUploadTypes", LIST, ANY, 0, 0, JR_DEFAULT_UPLOAD_TYPES,      \
+  NULL, "Media types (sniffed from the bytes) accepted as entry files")                            \
+X(worker_supervised, int, "JournalWorker", FLAG, MAIN, 0, 1, 1, NULL,                              \
+  "Start and supervise the journal-worker processes (On or Off)")                                  \
+X(worker_processes, int, "JournalWorkerProcesses", INT, MAIN, 1, 16, 1,                            \
+  "an integer from 1 to 16", "Number of journal-worker processes httpd supervises")                \
+X(worker_path, const char *, "JournalWorkerPath", TEXT, MAIN, 0, 0, JR_DEFAULT_WORKER_PATH,        \
+  NULL, "Path of the journal-worker program")                                                      \
+X(ai_endpoint, const char *, "JournalAIEndpoint", TEXT, MAIN, 0, 0, NULL, NULL,                    \
+  "Base URL of an OpenAI-compatible API for the AI text checks")                                   \
+X(ai_model, const char *, "JournalAIModel", TEXT, MAIN, 0, 0, NULL, NULL,                          \
+  "Model name sent to the AI endpoint")                                                            \
+X(ai_key_file, const char *, "JournalAIKeyFile", TEXT, MAIN, 0, 0, NULL, NULL,                     \
+  "File holding the bearer key of the AI endpoint")                                                \
+X(ai_timeout, int, "JournalAITimeout", DURATION, MAIN, 1, 3600, 60,                                \
+  "a duration from 1s to 1h (seconds, or a number with s, m or h)",                                \
+  "Timeout of one request to the AI endpoint")                                                     \
+X(ai_concurrency, int, "JournalAIConcurrency", INT, MAIN, 1, 256, 4, "an integer from 1 to 256",   \
+  "AI requests in flight per worker process")
+/* clang-format on */
+
+#endif
