@@ -17,7 +17,7 @@
 
 typedef struct {
     const char *entity_type; /* ai_jobs.entity_type */
-    const char *prompt;      /* the setting holding the system message */
+    jr_setting_id_t prompt;  /* the setting holding the system message */
     jr_stmt_id_t st_text, st_state, st_skipped, st_done;
     const char *status_event;
     apr_status_t (*emit)(jr_ctx_t *ctx, const char *type, long long id);
@@ -25,10 +25,10 @@ typedef struct {
 } kind_t;
 
 static const kind_t kinds[] = {
-    [JR_AI_ENTRY] = {"entry", "entry_ai_prompt", JR_Q_AI_ENTRY_TEXT, JR_Q_AI_ENTRY_STATE,
+    [JR_AI_ENTRY] = {"entry", JR_SETTING_ENTRY_AI_PROMPT, JR_Q_AI_ENTRY_TEXT, JR_Q_AI_ENTRY_STATE,
                      JR_Q_AI_ENTRY_SKIPPED, JR_Q_AI_ENTRY_DONE, "ai_status", jr_event_entry,
                      "[\"description\",\"description_original\"]"},
-    [JR_AI_REPORT] = {"lesson_report", "lesson_ai_prompt", JR_Q_AI_REPORT_TEXT,
+    [JR_AI_REPORT] = {"lesson_report", JR_SETTING_LESSON_AI_PROMPT, JR_Q_AI_REPORT_TEXT,
                       JR_Q_AI_REPORT_STATE, JR_Q_AI_REPORT_SKIPPED, JR_Q_AI_REPORT_DONE,
                       "lesson_report_status",
                       jr_event_report, "[\"text\",\"text_ai\",\"text_original\"]"},

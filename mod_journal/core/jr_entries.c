@@ -301,7 +301,7 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
 
 static int checks_on(jr_ctx_t *ctx)
 {
-    return jr_setting_on(ctx, "entry_ai_enabled");
+    return jr_setting_on(ctx, JR_SETTING_ENTRY_AI_ENABLED);
 }
 
 apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

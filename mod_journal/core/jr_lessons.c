@@ -237,7 +237,7 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (check_report(ctx, res, &r, 0, 0) != 0) {
         return APR_SUCCESS;
     }
-    ai = jr_setting_on(ctx, "lesson_ai_enabled");
+    ai = jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED);
     status = ai ? "pending" : NULL;
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
@@ -280,7 +280,8 @@ static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
         jr_jobs_follow(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
-        (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
+        (text_changed && !strcmp(source, "edit") &&
+         jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED) &&
          (jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
           jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
         (!strcmp(source, "revert") &&
@@ -335,7 +336,8 @@ apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     status = jr_rows_get(rows, 0, "ai_status");
-    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) && jr_setting_on(ctx, "lesson_ai_enabled")) {
+    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) &&
+        jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED)) {
         status = "pending";
     }
     return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"), status, "edit", "update",

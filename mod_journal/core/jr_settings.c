@@ -47,37 +47,22 @@ typedef struct {
     "unchanged when there is nothing to correct; otherwise with changed true and the "      \
     "corrected text."
 
-static const setting_def_t defs[] = {
-    {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
-    {"time_format", S_TEXT, "24h", 0, 3, "24h|12h", NULL, 1},
-    {"lesson_ai_enabled", S_TFTEXT, "false", 0, 0, NULL, NULL, 0},
-    {"entry_ai_enabled", S_TFTEXT, "true", 0, 0, NULL, NULL, 0},
-    {"lesson_ai_prompt", S_TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0},
-    {"entry_ai_prompt", S_TEXT, DEFAULT_ENTRY_PROMPT, 0, 20000, NULL, NULL, 0},
-    {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
-    {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
-    {"notify_lesson.report", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_lesson.ai.formatted", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_entry.created", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_entry.ai.checked", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_photo.processed", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_security.ip_banned", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_backup", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"photo_ai_face_mode", S_TEXT, "off", 0, 4, "off|face|all", NULL, 0},
-    {"photo_ai_face_model", S_TEXT, "gfpgan", 0, 10, "gfpgan|codeformer", NULL, 0},
-    {"photo_ai_device_pref", S_TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0},
-    {"photo_worker_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"trash_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, 0},
-};
+#define SETTING_ROW(id, name, kind, dflt, min, max, choices, valid, public) \
+    [JR_SETTING_##id] = {name, S_##kind, dflt, min, max, choices, valid, public},
+static const setting_def_t defs[JR_SETTING__COUNT] = {JR_SETTINGS(SETTING_ROW)};
+#undef SETTING_ROW
 
-static const setting_def_t *def_of(const char *name)
+const char *jr_setting_name(jr_setting_id_t id)
 {
-    const setting_def_t *d;
-    for (d = defs; d->name && strcmp(d->name, name); ++d) {
+    return defs[id].name;
+}
+
+int jr_setting_id(const char *name)
+{
+    int id;
+    for (id = 0; id < JR_SETTING__COUNT && strcmp(defs[id].name, name); ++id) {
     }
-    return d->name ? d : NULL;
+    return id < JR_SETTING__COUNT ? id : -1;
 }
 
 /* Stored values, read once per request. */
@@ -103,27 +88,21 @@ static apr_hash_t *stored(jr_ctx_t *ctx)
     return h;
 }
 
-const char *jr_setting(jr_ctx_t *ctx, const char *name)
+const char *jr_setting(jr_ctx_t *ctx, jr_setting_id_t id)
 {
-    const setting_def_t *d = def_of(name);
-    const char *v;
-    if (!d) {
-        return NULL;
-    }
-    v = apr_hash_get(stored(ctx), name, APR_HASH_KEY_STRING);
-    return v ? v : d->dflt;
+    const char *v = apr_hash_get(stored(ctx), defs[id].name, APR_HASH_KEY_STRING);
+    return v ? v : defs[id].dflt;
 }
 
 const char *jr_setting_timezone(jr_ctx_t *ctx)
 {
-    const char *tz = jr_setting(ctx, "timezone");
+    const char *tz = jr_setting(ctx, JR_SETTING_TIMEZONE);
     return jr_tz_valid(tz) ? tz : "UTC";
 }
 
-int jr_setting_on(jr_ctx_t *ctx, const char *name)
+int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id)
 {
-    const char *v = jr_setting(ctx, name);
-    return v && !strcmp(v, "true");
+    return !strcmp(jr_setting(ctx, id), "true");
 }
 
 static json_t *typed(const setting_def_t *d, const char *v)
@@ -211,10 +190,10 @@ static const char *check_value(apr_pool_t *p, const setting_def_t *d, json_t *v,
 static json_t *all_settings(jr_ctx_t *ctx, int only_public)
 {
     json_t *out = json_object();
-    const setting_def_t *d;
-    for (d = defs; d->name; ++d) {
-        if (!only_public || d->public) {
-            json_object_set_new(out, d->name, typed(d, jr_setting(ctx, d->name)));
+    int id;
+    for (id = 0; id < JR_SETTING__COUNT; ++id) {
+        if (!only_public || defs[id].public) {
+            json_object_set_new(out, defs[id].name, typed(&defs[id], jr_setting(ctx, id)));
         }
     }
     return out;
@@ -243,7 +222,8 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     }
     /* Everything is checked before anything is written: all or nothing. */
     json_object_foreach((json_t *)in, name, v) {
-        const setting_def_t *d = def_of(name);
+        int id = jr_setting_id(name);
+        const setting_def_t *d = id >= 0 ? &defs[id] : NULL;
         const char *text;
         if (!d) {
             return jr_fail(res, p, 400, "unknown setting '%s'", name);

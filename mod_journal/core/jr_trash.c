@@ -17,7 +17,7 @@
 static const char *purge_cutoff(jr_ctx_t *ctx)
 {
     long long days = 30;
-    jr_parse_int64(jr_setting(ctx, "trash_retention_days"), 1, 3650, &days);
+    jr_parse_int64(jr_setting(ctx, JR_SETTING_TRASH_RETENTION_DAYS), 1, 3650, &days);
     return jr_iso_time(ctx->pool, apr_time_now() - apr_time_from_sec(days * 86400));
 }
 
@@ -25,7 +25,7 @@ static const char *purge_at(jr_ctx_t *ctx, const char *deleted_at)
 {
     long long days = 30;
     apr_time_t t;
-    jr_parse_int64(jr_setting(ctx, "trash_retention_days"), 1, 3650, &days);
+    jr_parse_int64(jr_setting(ctx, JR_SETTING_TRASH_RETENTION_DAYS), 1, 3650, &days);
     if (!deleted_at || jr_parse_iso_time(deleted_at, &t) != 0) {
         return NULL;
     }
