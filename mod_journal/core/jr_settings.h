@@ -16,26 +16,28 @@
  * long defaults it names (DEFAULT_PROMPT, DEFAULT_ENTRY_PROMPT). A new setting is one row. */
 /* clang-format off */
 #define JR_SETTINGS(X) \
-    X(TIMEZONE, "timezone", TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1)                                  \
-    X(TIME_FORMAT, "time_format", TEXT, "24h", 0, 3, "24h|12h", NULL, 1)                               \
-    X(LESSON_AI_ENABLED, "lesson_ai_enabled", TFTEXT, "false", 0, 0, NULL, NULL, 0)                    \
-    X(ENTRY_AI_ENABLED, "entry_ai_enabled", TFTEXT, "true", 0, 0, NULL, NULL, 0)                       \
-    X(LESSON_AI_PROMPT, "lesson_ai_prompt", TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0)             \
-    X(ENTRY_AI_PROMPT, "entry_ai_prompt", TEXT, DEFAULT_ENTRY_PROMPT, 0, 20000, NULL, NULL, 0)         \
-    X(CHAT_RETENTION_DAYS, "chat_retention_days", INT, "90", 1, 3650, NULL, NULL, 0)                   \
-    X(NOTIFY_ENABLED, "notify_enabled", SWITCH, "true", 0, 0, NULL, NULL, 0)                           \
-    X(NOTIFY_RETENTION_DAYS, "notify_retention_days", INT, "30", 1, 3650, NULL, NULL, 0)               \
-    X(NOTIFY_LESSON_REPORT, "notify_lesson.report", SWITCH, "true", 0, 0, NULL, NULL, 0)               \
-    X(NOTIFY_LESSON_AI_FORMATTED, "notify_lesson.ai.formatted", SWITCH, "true", 0, 0, NULL, NULL, 0)   \
-    X(NOTIFY_ENTRY_CREATED, "notify_entry.created", SWITCH, "true", 0, 0, NULL, NULL, 0)               \
-    X(NOTIFY_ENTRY_AI_CHECKED, "notify_entry.ai.checked", SWITCH, "true", 0, 0, NULL, NULL, 0)         \
-    X(NOTIFY_PHOTO_PROCESSED, "notify_photo.processed", SWITCH, "true", 0, 0, NULL, NULL, 0)           \
-    X(NOTIFY_SECURITY_IP_BANNED, "notify_security.ip_banned", SWITCH, "true", 0, 0, NULL, NULL, 0)     \
-    X(NOTIFY_BACKUP, "notify_backup", SWITCH, "true", 0, 0, NULL, NULL, 0)                             \
-    X(PHOTO_AI_FACE_MODE, "photo_ai_face_mode", TEXT, "off", 0, 4, "off|face|all", NULL, 0)            \
-    X(PHOTO_AI_FACE_MODEL, "photo_ai_face_model", TEXT, "gfpgan", 0, 10, "gfpgan|codeformer", NULL, 0) \
-    X(PHOTO_AI_DEVICE_PREF, "photo_ai_device_pref", TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0)      \
-    X(PHOTO_WORKER_ENABLED, "photo_worker_enabled", SWITCH, "true", 0, 0, NULL, NULL, 0)               \
+    X(TIMEZONE, "timezone", TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1)                              \
+    X(TIME_FORMAT, "time_format", TEXT, "24h", 0, 3, "24h|12h", NULL, 1)                           \
+    X(LESSON_AI_ENABLED, "lesson_ai_enabled", TFTEXT, "false", 0, 0, NULL, NULL, 0)                \
+    X(ENTRY_AI_ENABLED, "entry_ai_enabled", TFTEXT, "true", 0, 0, NULL, NULL, 0)                   \
+    X(LESSON_AI_PROMPT, "lesson_ai_prompt", TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0)         \
+    X(ENTRY_AI_PROMPT, "entry_ai_prompt", TEXT, DEFAULT_ENTRY_PROMPT, 0, 20000, NULL, NULL, 0)     \
+    X(CHAT_RETENTION_DAYS, "chat_retention_days", INT, "90", 1, 3650, NULL, NULL, 0)               \
+    X(NOTIFY_ENABLED, "notify_enabled", SWITCH, "true", 0, 0, NULL, NULL, 0)                       \
+    X(NOTIFY_RETENTION_DAYS, "notify_retention_days", INT, "30", 1, 3650, NULL, NULL, 0)           \
+    X(NOTIFY_LESSON_REPORT, "notify_lesson.report", SWITCH, "true", 0, 0, NULL, NULL, 0)           \
+    X(NOTIFY_LESSON_AI_FORMATTED, "notify_lesson.ai.formatted", SWITCH, "true", 0, 0, NULL, NULL,  \
+      0)                                                                                           \
+    X(NOTIFY_ENTRY_CREATED, "notify_entry.created", SWITCH, "true", 0, 0, NULL, NULL, 0)           \
+    X(NOTIFY_ENTRY_AI_CHECKED, "notify_entry.ai.checked", SWITCH, "true", 0, 0, NULL, NULL, 0)     \
+    X(NOTIFY_PHOTO_PROCESSED, "notify_photo.processed", SWITCH, "true", 0, 0, NULL, NULL, 0)       \
+    X(NOTIFY_SECURITY_IP_BANNED, "notify_security.ip_banned", SWITCH, "true", 0, 0, NULL, NULL, 0) \
+    X(NOTIFY_BACKUP, "notify_backup", SWITCH, "true", 0, 0, NULL, NULL, 0)                         \
+    X(PHOTO_AI_FACE_MODE, "photo_ai_face_mode", TEXT, "off", 0, 4, "off|face|all", NULL, 0)        \
+    X(PHOTO_AI_FACE_MODEL, "photo_ai_face_model", TEXT, "gfpgan", 0, 10, "gfpgan|codeformer",      \
+      NULL, 0)                                                                                     \
+    X(PHOTO_AI_DEVICE_PREF, "photo_ai_device_pref", TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0)  \
+    X(PHOTO_WORKER_ENABLED, "photo_worker_enabled", SWITCH, "true", 0, 0, NULL, NULL, 0)           \
     X(TRASH_RETENTION_DAYS, "trash_retention_days", INT, "30", 1, 3650, NULL, NULL, 0)
 /* clang-format on */
 

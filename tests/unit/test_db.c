@@ -655,6 +655,33 @@ START_TEST(unique_violation_detected)
 }
 END_TEST
 
+/* PostgreSQL's failures by SQLSTATE, as libpq reports it (no server needed): the message is
+ * never read, and a failure without a SQLSTATE is a lost connection only when libpq says so. */
+START_TEST(pgsql_sqlstates_are_classified)
+{
+    static const struct {
+        const char *state;
+        jr_db_error_e want;
+    } cases[] = {
+        {"23505", JR_DB_E_UNIQUE},     {"23503", JR_DB_E_FOREIGN_KEY},
+        {"23502", JR_DB_E_CONSTRAINT}, {"23514", JR_DB_E_CONSTRAINT},
+        {"40001", JR_DB_E_BUSY},       {"40P01", JR_DB_E_BUSY},
+        {"55P03", JR_DB_E_BUSY},       {"57014", JR_DB_E_BUSY},
+        {"57P01", JR_DB_E_GONE},       {"08006", JR_DB_E_GONE},
+        {"42P01", JR_DB_E_OTHER},      {"22P02", JR_DB_E_OTHER},
+        {"", JR_DB_E_GONE}, /* no SQLSTATE, and no connection (PQstatus(NULL) is bad) */
+    };
+    jr_db_t pg;
+    size_t i;
+    memset(&pg, 0, sizeof(pg));
+    pg.be = &jr_db_backend_pgsql;
+    for (i = 0; i < sizeof(cases) / sizeof(*cases); ++i) {
+        apr_cpystrn(pg.sqlstate, cases[i].state, sizeof(pg.sqlstate));
+        ck_assert_msg(pg.be->classify(&pg) == cases[i].want, "SQLSTATE '%s'", cases[i].state);
+    }
+}
+END_TEST
+
 START_TEST(busy_is_classified)
 {
     jr_db_t *other = NULL;
@@ -847,8 +874,9 @@ START_TEST(unreadable_value_fails_the_select)
     insert_branch("Readable");
     fail_reads("id", _i);
     log_count = 0;
-    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows, JR_ARGS(NULL, NULL, "10", "0")),
-                     APR_SUCCESS);
+    ck_assert_int_ne(
+        jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows, JR_ARGS(NULL, NULL, "10", "0")),
+        APR_SUCCESS);
     ck_assert_ptr_null(rows);
     ck_assert_int_eq(fail_count, 1);
     ck_assert_msg(log_count == 1 && strstr(last_log, "JR01020") &&
@@ -1002,6 +1030,7 @@ Suite *suite_db(void)
     tcase_add_test(tc, schema_behind_serves_nothing);
     tcase_add_test(tc, unique_violation_detected);
     tcase_add_test(tc, busy_is_classified);
+    tcase_add_test(tc, pgsql_sqlstates_are_classified);
     tcase_add_test(tc, lazy_transaction_begins_at_the_first_write);
     tcase_add_test(tc, rows_accessors);
     tcase_add_test(tc, null_argument_binds_sql_null);
