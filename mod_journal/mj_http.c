@@ -411,11 +411,14 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
                 "the request body could not be read");
 }
 
-static int acquire_db(request_rec *r, jr_ctx_t *ctx)
+/* The request's connection into ctx->db. NULL when requests can be served on it; otherwise
+ * why not (no connection, or a schema older than the module's: ctx->db is then set, for the
+ * health check). */
+static const char *acquire_db(request_rec *r, jr_ctx_t *ctx)
 {
     ap_dbd_t *dbd = mj_dbd_acquire(r);
     ctx->db = dbd ? jr_db_use(r->pool, dbd->driver, dbd->handle, dbd->pool) : NULL;
-    return ctx->db != NULL;
+    return jr_db_refusal(ctx->db);
 }
 
 /* Key authentication for a path that matched no route: 1 to go on, 0 when res holds the
@@ -424,8 +427,9 @@ static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *c
                         jr_result_t *res)
 {
     static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
-    if (!acquire_db(r, ctx)) {
-        jr_fail(res, r->pool, 503, "database unavailable");
+    const char *refusal = acquire_db(r, ctx);
+    if (refusal) {
+        jr_fail(res, r->pool, 503, "%s", refusal);
         return 0;
     }
     return jr_request_authorize(ctx, &any, cred, res);
@@ -558,7 +562,7 @@ static int handle(request_rec *r)
 {
     jr_config_t *conf;
     const jr_route_t *table, *route = NULL;
-    const char *allow = NULL, *qerr = NULL;
+    const char *allow = NULL, *qerr = NULL, *refusal;
     const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";
     jr_credentials_t cred;
     jr_result_t res;
@@ -588,8 +592,8 @@ static int handle(request_rec *r)
         return no_route(r, &ctx, &cred, match, allow, &res);
     }
     /* Every refusal that does not need the body comes before it is read. */
-    if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
-        jr_fail(&res, r->pool, 503, "database unavailable");
+    if ((refusal = acquire_db(r, &ctx)) != NULL && !(route->flags & JR_RF_DB_OPTIONAL)) {
+        jr_fail(&res, r->pool, 503, "%s", refusal);
         return refuse(r, &res);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {

@@ -17,9 +17,9 @@ started=$(date +%s)
 
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
-MIN_UNIT=281
-MIN_API_SQLITE=845
-MIN_API_PGSQL=841
+MIN_UNIT=287
+MIN_API_SQLITE=846
+MIN_API_PGSQL=845
 
 # Whatever the caller's environment says, make check runs everything: Check's selection
 # (CK_RUN_SUITE, CK_RUN_CASE, tags, CK_FORK), pytest's (PYTEST_ADDOPTS, plugins), the

@@ -20,9 +20,6 @@
 #include "ja_backup.h"
 #include "ja_conf.h"
 
-/* Statements of the CLI: few, so they live here rather than in the catalog. */
-#define SQL_USER_ID "SELECT id FROM users WHERE username = %s"
-
 static void usage(FILE *out)
 {
     fputs("usage: journal-admin [options] COMMAND [ARGS]\n"
@@ -154,20 +151,11 @@ static int cmd_migrate(apr_pool_t *p, const opts_t *o)
 
 static long long user_id(apr_pool_t *p, jr_db_t *db, const char *name)
 {
-    apr_dbd_prepared_t *st = NULL;
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    const char *args[1];
-    long long id = 0;
-    args[0] = name;
-    if (apr_dbd_prepare(db->driver, p, db->handle, SQL_USER_ID, NULL, &st) != 0 ||
-        apr_dbd_pselect(db->driver, p, db->handle, &res, st, 1, 1, args) != 0) {
+    jr_rows_t *rows;
+    if (jr_db_select(db, p, JR_Q_LOGIN_USER, &rows, JR_ARGS(name)) != APR_SUCCESS) {
         return -1;
     }
-    while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
-        id = atoll(apr_dbd_get_entry(db->driver, row, 0));
-    }
-    return id;
+    return rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
 }
 
 /* Drives the same operations as the HTTP interface, as an administrator of the console. */

@@ -13,26 +13,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_auth[] = {
-    {"session_lookup",
-     "SELECT s.user_id, s.expires_at, u.username, u.role FROM sessions s"
-     " JOIN users u ON u.id = s.user_id"
-     " WHERE s.token_hash = %s AND s.expires_at > %s AND u.active = 1",
-     NULL},
-    {"session_insert",
-     "INSERT INTO sessions (token_hash, user_id, created_at, expires_at, client_ip)"
-     " VALUES (%s, " JR_INT ", %s, %s, %s)",
-     NULL},
-    {"session_delete", "DELETE FROM sessions WHERE token_hash = %s", NULL},
-    {"session_delete_user", "DELETE FROM sessions WHERE user_id = " JR_INT "", NULL},
-    {"session_purge", "DELETE FROM sessions WHERE expires_at <= %s", NULL},
-    {"login_user",
-     "SELECT id, password_hash, active FROM users WHERE username = %s", NULL},
-    {"user_branch_ids",
-     "SELECT branch_id FROM user_branches WHERE user_id = " JR_INT " ORDER BY branch_id", NULL},
-    {NULL, NULL, NULL},
-};
-
 static const char *const bad_login = "invalid username or password";
 
 static int is_token(const char *t)
@@ -55,7 +35,7 @@ apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_head
     apr_status_t rv;
     int i;
     *out = apr_array_make(ctx->pool, 4, sizeof(long long));
-    rv = jr_db_select(ctx->db, ctx->pool, "user_branch_ids", &rows,
+    rv = jr_db_select(ctx->db, ctx->pool, JR_Q_USER_BRANCH_IDS, &rows,
                       JR_ARGS(jr_i64(ctx->pool, user_id)));
     if (rv != APR_SUCCESS) {
         return rv;
@@ -89,7 +69,7 @@ int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
         return 0;
     }
     hash = jr_sha256_hex(p, token, strlen(token));
-    if (jr_db_select(ctx->db, p, "session_lookup", &rows, JR_ARGS(hash, jr_now_iso(p))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_SESSION_LOOKUP, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
         APR_SUCCESS) {
         jr_fail(res, p, 503, "database unavailable");
         return 0;
@@ -195,7 +175,7 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     }
     username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
     password = jr_json_str(in, "password", "");
-    if (jr_db_select(ctx->db, p, "login_user", &rows, JR_ARGS(username)) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_LOGIN_USER, &rows, JR_ARGS(username)) != APR_SUCCESS) {
         jr_fail(res, p, 503, "database unavailable");
         return 0;
     }
@@ -246,8 +226,8 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "session_purge", NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "session_insert", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_SESSION_PURGE, NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_SESSION_INSERT, NULL,
                    JR_ARGS(jr_sha256_hex(p, token, strlen(token)), jr_i64(p, uid), jr_now_iso(p),
                            expires, ctx->client_ip)) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
@@ -265,7 +245,7 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 apr_status_t jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    if (jr_db_exec(ctx->db, ctx->pool, "session_delete", NULL, JR_ARGS(ctx->who.session_hash)) !=
+    if (jr_db_exec(ctx->db, ctx->pool, JR_Q_SESSION_DELETE, NULL, JR_ARGS(ctx->who.session_hash)) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
     }

@@ -12,26 +12,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_bans[] = {
-    /* The address itself too: a ban written before IPv6 was banned by /64 still holds. */
-    {"ban_check",
-     "SELECT reason, expires_at FROM ip_bans WHERE ip IN (%s, %s)"
-     " AND (expires_at IS NULL OR expires_at > %s)",
-     NULL},
-    {"ban_upsert",
-     "INSERT INTO ip_bans (ip, reason, created_at, expires_at) VALUES (%s, %s, %s, %s)"
-     " ON CONFLICT (ip) DO UPDATE SET reason = excluded.reason,"
-     " created_at = excluded.created_at, expires_at = excluded.expires_at",
-     NULL},
-    {"bans_list",
-     "SELECT ip, reason, created_at, expires_at FROM ip_bans"
-     " WHERE expires_at IS NULL OR expires_at > %s ORDER BY created_at DESC, ip",
-     NULL},
-    {"ban_delete", "DELETE FROM ip_bans WHERE ip IN (%s, %s)", NULL},
-    {"bans_purge", "DELETE FROM ip_bans WHERE expires_at IS NOT NULL AND expires_at <= %s", NULL},
-    {NULL, NULL, NULL},
-};
-
 const char *jr_ip_subject(apr_pool_t *p, const char *ip)
 {
     struct in6_addr a;
@@ -57,7 +37,7 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
     if (!ctx->client_ip) {
         return 0;
     }
-    if (jr_db_select(ctx->db, ctx->pool, "ban_check", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BAN_CHECK, &rows,
                      JR_ARGS(ctx->client_ip, jr_ip_subject(ctx->pool, ctx->client_ip),
                              jr_now_iso(ctx->pool))) != APR_SUCCESS) {
         jr_fail(res, ctx->pool, 503, "database unavailable");
@@ -85,8 +65,8 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
         return rv;
     }
     /* Expired rows are cleared whenever a ban is written: the table stays small. */
-    if ((rv = jr_db_exec(ctx->db, p, "bans_purge", NULL, JR_ARGS(now))) != APR_SUCCESS ||
-        (rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
+    if ((rv = jr_db_exec(ctx->db, p, JR_Q_BANS_PURGE, NULL, JR_ARGS(now))) != APR_SUCCESS ||
+        (rv = jr_db_exec(ctx->db, p, JR_Q_BAN_UPSERT, NULL,
                          JR_ARGS(subject, reason, now, until))) != APR_SUCCESS ||
         (rv = jr_audit_ref(ctx, "ban", "ip", subject,
                            jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS ||
@@ -121,7 +101,7 @@ apr_status_t jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     json_t *out;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "bans_list", &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BANS_LIST, &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
     }
@@ -157,7 +137,7 @@ apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "ban_delete", &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_BAN_DELETE, &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
         (n > 0 && jr_audit_ref(ctx, "unban", "ip", subject, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);
     }

@@ -7,27 +7,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define BRANCH_COLS "id, name, created_at, updated_at"
-
-const jr_stmt_def_t jr_stmts_branches[] = {
-    JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
-              " AND id > COALESCE(CAST(%s AS BIGINT), 0)"
-              " ORDER BY id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("branches_sync",
-              "SELECT " BRANCH_COLS ", updated_at AS sync_at, NULL AS sync_deleted_at"
-              " FROM branches WHERE ", "id", JR_SYNC_TAIL("updated_at", "id", "NULL")),
-    JR_SCOPED("branches_count", "SELECT COUNT(*) AS n FROM branches WHERE ", "id", ""),
-    {"branch_get", "SELECT " BRANCH_COLS " FROM branches WHERE id = " JR_INT, NULL},
-    {"branch_name_taken", "SELECT id FROM branches WHERE name = %s AND id <> CAST(%s AS BIGINT)",
-     NULL},
-    {"branch_insert",
-     "INSERT INTO branches (name, created_at, updated_at) VALUES (%s, %s, %s) RETURNING id", NULL},
-    {"branch_update", "UPDATE branches SET name = %s, updated_at = %s WHERE id = " JR_INT, NULL},
-    {"branch_delete", "DELETE FROM branches WHERE id = " JR_INT, NULL},
-    {"branch_group_count", "SELECT COUNT(*) AS n FROM study_groups WHERE branch_id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 static const jr_field_t branch_fields[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {NULL},
@@ -50,7 +29,7 @@ static json_t *branch_json(const jr_rows_t *r, int i)
 static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
 {
     jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, "branch_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCH_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
     if (*rv != APR_SUCCESS || rows->nrows != 1 || !jr_branch_visible(ctx, id)) {
         return NULL;
     }
@@ -62,7 +41,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, branch_json(r, i)), NULL));
 }
 
-static const jr_sync_def_t branches_sync = {"branches", "branch", "branches_sync", sync_write};
+static const jr_sync_def_t branches_sync = {"branches", "branch", JR_Q_BRANCHES_SYNC, sync_write};
 
 apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -81,10 +60,10 @@ apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (jr_page_begin(ctx, res, "branches", 1, dflt, &pg) != 0) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "branches_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCHES_LIST, &rows,
                      JR_ARGS(scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "branches_count", &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
+        jr_db_select(ctx->db, p, JR_Q_BRANCHES_COUNT, &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     out = json_array();
@@ -110,7 +89,7 @@ apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
 static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result_t *res)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "branch_name_taken", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCH_NAME_TAKEN, &rows,
                      JR_ARGS(name, jr_i64(ctx->pool, self))) != APR_SUCCESS) {
         jr_fail(res, ctx->pool, 503, "database unavailable");
         return 1;
@@ -140,7 +119,7 @@ apr_status_t jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     if (name_taken(ctx, name, 0, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "branch_insert", &rows, JR_ARGS(name, now, now)) != APR_SUCCESS ||
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now)) != APR_SUCCESS ||
         rows->nrows != 1) {
         return jr_tx_fail(ctx, res, conflict);
     }
@@ -177,7 +156,7 @@ apr_status_t jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     if (name_taken(ctx, name, id, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "branch_update", NULL, JR_ARGS(name, jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_BRANCH_UPDATE, NULL, JR_ARGS(name, jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "update", "branch", id, jr_json_own(p, json_pack("[s]", "name"))) !=
             APR_SUCCESS) {
@@ -207,7 +186,7 @@ apr_status_t jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         return APR_SUCCESS;
     }
     /* Checked inside the transaction so no group can slip in between. */
-    if (jr_db_select(ctx->db, p, "branch_group_count", &rows, JR_ARGS(jr_i64(p, id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCH_GROUP_COUNT, &rows, JR_ARGS(jr_i64(p, id))) !=
         APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
     }
@@ -216,7 +195,7 @@ apr_status_t jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         return jr_fail(res, p, 409,
                        "the branch still has groups (also in the trash): move or purge them first");
     }
-    if (jr_db_exec(ctx->db, p, "branch_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_BRANCH_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "branch", id, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
     }

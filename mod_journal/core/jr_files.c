@@ -13,29 +13,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define FILE_COLS "id, entry_id, name, size, content_type, sha256, created_at"
-
-const jr_stmt_def_t jr_stmts_files[] = {
-    {"files_list",
-     "SELECT " FILE_COLS " FROM entry_files WHERE entry_id = " JR_INT " ORDER BY id LIMIT " JR_INT
-     " OFFSET " JR_INT,
-     NULL},
-    {"files_count", "SELECT COUNT(*) AS n FROM entry_files WHERE entry_id = " JR_INT, NULL},
-    {"file_get",
-     "SELECT " FILE_COLS ", stored_name FROM entry_files WHERE id = " JR_INT
-     " AND entry_id = " JR_INT,
-     NULL},
-    {"file_insert",
-     "INSERT INTO entry_files (entry_id, name, stored_name, size, content_type, sha256,"
-     " created_at, created_by) VALUES (" JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"file_delete", "DELETE FROM entry_files WHERE id = " JR_INT " AND entry_id = " JR_INT, NULL},
-    {"files_delete_entry",
-     "DELETE FROM entry_files WHERE entry_id = " JR_INT " RETURNING stored_name", NULL},
-    {NULL, NULL, NULL},
-};
-
 /* ---- the incoming upload ------------------------------------------------ */
 
 /* The part after the last '/' or '\'. */
@@ -185,7 +162,7 @@ static jr_rows_t *file_row(jr_ctx_t *ctx, jr_result_t *res, long long entry_id)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, "file_get", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_FILE_GET, &rows,
                      JR_ARGS(jr_i64(p, jr_param_id(ctx, "fileId")), jr_i64(p, entry_id))) !=
         APR_SUCCESS) {
         jr_fail(res, p, 503, "database unavailable");
@@ -210,9 +187,9 @@ apr_status_t jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_list_params(ctx, res, &limit, &offset) != 0 || !entry_ok(ctx, res, id)) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "files_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_FILES_LIST, &rows,
                      JR_ARGS(eid, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "files_count", &count, JR_ARGS(eid)) != APR_SUCCESS) {
+        jr_db_select(ctx->db, p, JR_Q_FILES_COUNT, &count, JR_ARGS(eid)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     items = json_array();
@@ -265,7 +242,7 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         return jr_not_visible(ctx, res, vis, "entry");
     }
     if (jr_db_select(
-            ctx->db, p, "file_insert", &rows,
+            ctx->db, p, JR_Q_FILE_INSERT, &rows,
             JR_ARGS(jr_i64(p, id), up.name, st.stored_name, jr_i64(p, st.size), up.type, st.sha256,
                     now, jr_opt_i64(p, ctx->who.user_id))) != APR_SUCCESS ||
         rows->nrows != 1 ||
@@ -346,7 +323,7 @@ apr_status_t jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "file_delete", &n, JR_ARGS(fid, jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_FILE_DELETE, &n, JR_ARGS(fid, jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "entry_file", jr_rows_int(rows, 0, "id", 0), NULL) !=
                        APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);
@@ -370,7 +347,7 @@ apr_status_t jr_files_purge_entry(jr_ctx_t *ctx, long long entry_id,
     int i;
 
     /* One statement: a file added meanwhile is either deleted and listed, or kept. */
-    if ((rv = jr_db_select(ctx->db, ctx->pool, "files_delete_entry", &rows,
+    if ((rv = jr_db_select(ctx->db, ctx->pool, JR_Q_FILES_DELETE_ENTRY, &rows,
                            JR_ARGS(jr_i64(ctx->pool, entry_id)))) != APR_SUCCESS) {
         return rv;
     }

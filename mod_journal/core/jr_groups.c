@@ -9,48 +9,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define GROUP_COLS "g.id, g.name, g.branch_id, g.tutor_id, g.created_at, g.updated_at"
-#define GROUP_FILTER \
-    " FROM study_groups g WHERE g.deleted_at IS NULL" \
-    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT)) AND "
-
-const jr_stmt_def_t jr_stmts_groups[] = {
-    JR_SCOPED("groups_list", "SELECT " GROUP_COLS GROUP_FILTER, "g.branch_id",
-              " AND g.id > COALESCE(CAST(%s AS BIGINT), 0)"
-              " ORDER BY g.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("groups_sync",
-              "SELECT " GROUP_COLS ", g.updated_at AS sync_at, g.deleted_at AS sync_deleted_at"
-              " FROM study_groups g WHERE ", "g.branch_id",
-              JR_SYNC_TAIL("g.updated_at", "g.id", "g.deleted_at")),
-    JR_SCOPED("groups_count", "SELECT COUNT(*) AS n" GROUP_FILTER, "g.branch_id", ""),
-    {"group_get", "SELECT " GROUP_COLS ", g.deleted_at FROM study_groups g WHERE g.id = " JR_INT, NULL},
-    {"group_name_taken",
-     "SELECT id FROM study_groups WHERE branch_id = " JR_INT " AND name = %s AND deleted_at IS NULL"
-     " AND id <> CAST(%s AS BIGINT)",
-     NULL},
-    {"group_insert",
-     "INSERT INTO study_groups (name, branch_id, tutor_id, created_at, updated_at)"
-     " VALUES (%s, " JR_INT ", " JR_INT ", %s, %s) RETURNING id",
-     NULL},
-    {"group_update",
-     "UPDATE study_groups SET name = %s, branch_id = " JR_INT ", tutor_id = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"group_soft_delete",
-     "UPDATE study_groups SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"group_restore",
-     "UPDATE study_groups SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"tutor_check",
-     "SELECT u.role, u.active, (SELECT COUNT(*) FROM user_branches ub WHERE ub.user_id = u.id"
-     " AND ub.branch_id = CAST(%s AS BIGINT)) AS member FROM users u WHERE u.id = " JR_INT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
 static const jr_field_t create_fields[] = {
@@ -88,7 +46,7 @@ static json_t *group_json(const jr_rows_t *r, int i)
 static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status_t *rv)
 {
     jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, "group_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_GROUP_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
     if (*rv != APR_SUCCESS || rows->nrows != 1 ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0)) ||
         (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
@@ -108,7 +66,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, group_json(r, i)), NULL));
 }
 
-static const jr_sync_def_t groups_sync = {"groups", "group", "groups_sync", sync_write};
+static const jr_sync_def_t groups_sync = {"groups", "group", JR_Q_GROUPS_SYNC, sync_write};
 
 apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -128,11 +86,11 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
         return APR_SUCCESS;
     }
     b = branch ? jr_i64(p, branch) : NULL;
-    if (jr_db_select(ctx->db, p, "groups_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUPS_LIST, &rows,
                      JR_ARGS(b, b, scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) !=
             APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
+        jr_db_select(ctx->db, p, JR_Q_GROUPS_COUNT, &count, JR_ARGS(b, b, scope, scope)) !=
             APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -172,7 +130,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
         return -1;
     }
     if (tutor) {
-        if (jr_db_select(ctx->db, p, "tutor_check", &rows,
+        if (jr_db_select(ctx->db, p, JR_Q_TUTOR_CHECK, &rows,
                          JR_ARGS(jr_i64(p, branch), jr_i64(p, tutor))) != APR_SUCCESS) {
             jr_fail(res, p, 503, "database unavailable");
             return -1;
@@ -188,7 +146,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
             return -1;
         }
     }
-    if (jr_db_select(ctx->db, p, "group_name_taken", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_NAME_TAKEN, &rows,
                      JR_ARGS(jr_i64(p, branch), name, jr_i64(p, self))) != APR_SUCCESS) {
         jr_fail(res, p, 503, "database unavailable");
         return -1;
@@ -201,7 +159,6 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
 }
 
 static const char *const conflict = "a group with this name already exists in the branch";
-
 
 apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -220,7 +177,7 @@ apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (check_group(ctx, res, 0, name, branch, tutor) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "group_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_INSERT, &rows,
                      JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, now, now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
@@ -271,17 +228,17 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "group_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_UPDATE, NULL,
                    JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         /* entries carry their group's branch (scoped lists read it without a join) */
-        jr_db_exec(ctx->db, p, "entries_move_branch", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_ENTRIES_MOVE_BRANCH, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "reports_move_branch", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_REPORTS_MOVE_BRANCH, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "ai_jobs_move_group", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_AI_JOBS_MOVE_GROUP, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "photo_jobs_move_group", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOBS_MOVE_GROUP, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);
@@ -309,7 +266,7 @@ apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "group_soft_delete", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "group", id, NULL) != APR_SUCCESS)) {
@@ -336,7 +293,7 @@ apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
                                  : jr_fail(res, p, 404, "no deleted group with this id");
     }
-    if (jr_db_select(ctx->db, p, "group_name_taken", &taken,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_NAME_TAKEN, &taken,
                      JR_ARGS(jr_rows_get(rows, 0, "branch_id"), jr_rows_get(rows, 0, "name"),
                              jr_i64(p, id))) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
@@ -348,7 +305,7 @@ apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "group_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_RESTORE, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "group", id, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);

@@ -12,51 +12,9 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define AI_CLAIM_SET                                                                         \
-    "UPDATE ai_jobs SET status = 'processing', lease_owner = %s, lease_until = %s,"          \
-    " attempts = attempts + 1, run_after = NULL, updated_at = %s WHERE id IN (SELECT id"     \
-    " FROM ai_jobs WHERE "
-#define AI_CLAIM_RET " RETURNING id, entity_type, entity_id, branch_id, attempts"
-#define AI_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
-#define AI_PENDING "status = 'pending' AND (run_after IS NULL OR run_after <= %s)"
-#define LIMIT_N " ORDER BY id LIMIT CAST(%s AS INTEGER)"
-
-const jr_stmt_def_t jr_stmts_jobs[] = {
-    /* Two claims rather than one OR: each walks its own index in id order. */
-    {"ai_claim_expired", AI_CLAIM_SET AI_EXPIRED LIMIT_N ")" AI_CLAIM_RET,
-     AI_CLAIM_SET AI_EXPIRED LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
-    {"ai_claim_pending", AI_CLAIM_SET AI_PENDING LIMIT_N ")" AI_CLAIM_RET,
-     AI_CLAIM_SET AI_PENDING LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
-    {"ai_renew",
-     "UPDATE ai_jobs SET lease_until = %s, updated_at = %s WHERE id = " JR_INT
-     " AND lease_owner = %s AND status = 'processing'",
-     NULL},
-    /* The final word on a job: only the lease holder's update matches. */
-    {"ai_settle",
-     "UPDATE ai_jobs SET status = %s, run_after = %s, last_error = %s,"
-     " attempts = attempts - CAST(%s AS INTEGER), lease_owner = NULL, lease_until = NULL,"
-     " updated_at = %s WHERE id = " JR_INT " AND lease_owner = %s AND status = 'processing'",
-     NULL},
-    {"ai_due",
-     "SELECT CASE WHEN EXISTS (SELECT 1 FROM ai_jobs WHERE " AI_PENDING ") THEN 1 ELSE 0 END"
-     " AS ready, (SELECT MIN(run_after) FROM ai_jobs WHERE status = 'pending') AS next_run,"
-     " (SELECT MIN(COALESCE(lease_until, '')) FROM ai_jobs WHERE status = 'processing')"
-     " AS next_lease",
-     NULL},
-    {"ai_held",
-     "SELECT id, lease_owner FROM ai_jobs WHERE status = 'processing'"
-     " AND substr(lease_owner, 1, length(%s)) = %s",
-     NULL},
-    {"ai_expire",
-     "UPDATE ai_jobs SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT
-     " AND lease_owner = %s AND status = 'processing' AND lease_until > '1970-01-01T00:00:00Z'",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 const jr_queue_t jr_queue_ai = {
-    "ai",           "journal_ai",   3,          "ai_claim_expired", "ai_claim_pending",
-    "ai_renew",     "ai_settle",    "ai_due",   "ai_held",          "ai_expire",
+    "ai",         "journal_ai",  3,         JR_Q_AI_CLAIM_EXPIRED, JR_Q_AI_CLAIM_PENDING,
+    JR_Q_AI_RENEW, JR_Q_AI_SETTLE, JR_Q_AI_DUE, JR_Q_AI_HELD,         JR_Q_AI_EXPIRE,
 };
 
 const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
@@ -64,7 +22,7 @@ const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned lon
     return jr_psprintf(p, "%s:%ld:%lu", host, pid, n);
 }
 
-static apr_status_t claim_some(jr_ctx_t *ctx, const char *label, const char *owner, int max,
+static apr_status_t claim_some(jr_ctx_t *ctx, jr_stmt_id_t stmt, const char *owner, int max,
                                const char *until, const char *now, apr_array_header_t *out)
 {
     apr_pool_t *p = ctx->pool;
@@ -73,7 +31,7 @@ static apr_status_t claim_some(jr_ctx_t *ctx, const char *label, const char *own
     if (max <= 0) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, label, &rows, JR_ARGS(owner, until, now, now, jr_i64(p, max))) !=
+    if (jr_db_select(ctx->db, p, stmt, &rows, JR_ARGS(owner, until, now, now, jr_i64(p, max))) !=
         APR_SUCCESS) {
         return APR_EGENERAL;
     }

@@ -11,12 +11,12 @@ typedef struct {
     const char *name;    /* for logs: "ai" */
     const char *channel; /* worker_signals name and PostgreSQL LISTEN channel */
     int max_attempts;    /* a claim beyond this fails the job (spec 8: 3) */
-    /* Statement labels. claim_*: (owner, lease_until, now, due_before, limit), RETURNING id,
+    /* Statements. claim_*: (owner, lease_until, now, due_before, limit), RETURNING id,
      * entity_type, entity_id, branch_id, attempts. renew: (lease_until, now, id, owner).
      * settle: (status, run_after, last_error, refund, now, id, owner). due: (now) -> ready,
      * next_run, next_lease. held: (host prefix x2) -> id, lease_owner. expire: (id, owner). */
-    const char *st_claim_expired, *st_claim_pending, *st_renew, *st_settle, *st_due, *st_held,
-        *st_expire;
+    jr_stmt_id_t st_claim_expired, st_claim_pending, st_renew, st_settle, st_due, st_held,
+        st_expire;
 } jr_queue_t;
 
 /* A claimed job. owner is the lease holder's name: "host:pid:n", unique per claim. */

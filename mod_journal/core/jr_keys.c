@@ -14,22 +14,6 @@
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-const jr_stmt_def_t jr_stmts_keyauth[] = {
-    /* One round trip answers both "is this IP banned" and "which key is this". The ban
-     * side is an aggregate, so that the address's own row and its /64's (jr_ip_subject)
-     * still make one row. */
-    {"key_auth",
-     "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"
-     " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"
-     " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"
-     " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"
-     " LEFT JOIN api_keys k ON k.key_hash = %s",
-     NULL},
-    {"key_touch", "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 /* CRC-32 (IEEE), table-driven; the table is built on first use (idempotent, so a race
  * between threads only computes the same values twice). */
 static uint32_t crc_table[256];
@@ -186,7 +170,7 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
         }
         return refuse_key(ctx, res, "invalid API key");
     }
-    if (jr_db_select(ctx->db, p, "key_auth", &r,
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_AUTH, &r,
                      JR_ARGS(ctx->client_ip ? ctx->client_ip : "",
                              ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
                              jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
@@ -216,7 +200,7 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
                 rt.limit, rt.reset);
         return 0;
     }
-    if (rt.touch && jr_db_exec(ctx->db, p, "key_touch", NULL,
+    if (rt.touch && jr_db_exec(ctx->db, p, JR_Q_KEY_TOUCH, NULL,
                                JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
                         APR_SUCCESS) {
         JR_LOG(JR03002, 0, "could not record the last use of key %lld",

@@ -13,11 +13,6 @@
 #define JR_KEY_LEN (4 + JR_KEY_BODY_LEN + JR_KEY_CHECK_LEN)
 #define JR_KEY_SHOWN 12 /* the visible prefix: wsk_ and 8 characters */
 
-/* Columns of a key's record, as jr_key_json() reads them. */
-#define JR_KEY_COLS                                                                          \
-    "id, name, prefix, scopes, rate_limit_per_min, branch_ids, expires_at, created_at,"     \
-    " created_by, updated_at, rotated_at, last_used_at, last_used_ip"
-
 char *jr_key_generate(apr_pool_t *p);
 int jr_key_wellformed(const char *key);
 
@@ -25,8 +20,8 @@ int jr_key_wellformed(const char *key);
  * go on; otherwise fills res and returns 0. */
 int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res);
 
-/* The record of row i (JR_KEY_COLS), never the secret: written to a streaming writer, or as
- * a jansson value. */
+/* The record of row i (JR_KEY_COLS, in jr_keys_admin_sql.h), never the secret: written to a
+ * streaming writer, or as a jansson value. */
 #include "jr_jw.h"
 void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i);
 json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i);

@@ -12,27 +12,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-
-const jr_stmt_def_t jr_stmts_keys[] = {
-    {"keys_list", "SELECT " JR_KEY_COLS " FROM api_keys ORDER BY id", NULL},
-    {"key_get", "SELECT " JR_KEY_COLS " FROM api_keys WHERE id = " JR_INT, NULL},
-    {"key_insert",
-     "INSERT INTO api_keys (name, prefix, key_hash, scopes, rate_limit_per_min, branch_ids,"
-     " expires_at, created_at, created_by, updated_at)"
-     " VALUES (%s, %s, %s, %s, CAST(%s AS INTEGER), %s, %s, %s, " JR_INT ", %s) RETURNING id",
-     NULL},
-    {"key_update",
-     "UPDATE api_keys SET name = %s, scopes = %s, rate_limit_per_min = CAST(%s AS INTEGER),"
-     " branch_ids = %s, expires_at = %s, updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"key_rotate",
-     "UPDATE api_keys SET prefix = %s, key_hash = %s, rotated_at = %s, updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"key_delete", "DELETE FROM api_keys WHERE id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
 static const jr_field_t create_fields[] = {
@@ -108,7 +87,7 @@ json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
 json_t *jr_key_load(jr_ctx_t *ctx, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "key_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
         return NULL;
@@ -121,7 +100,7 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     jr_jw_t w;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_KEYS_LIST, &rows, JR_NOARGS) != APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
     }
     jr_jw_init(&w, ctx->pool, 512 * (size_t)(rows->nrows + 1));
@@ -268,7 +247,7 @@ apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "key_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_INSERT, &rows,
                      JR_ARGS(k.name, apr_pstrndup(p, secret, JR_KEY_SHOWN),
                              jr_sha256_hex(p, secret, strlen(secret)), k.scopes,
                              k.rate ? k.rate : jr_i64(p, ctx->cfg->rate_default), k.branches,
@@ -300,7 +279,7 @@ apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (msg) {
         return jr_fail(res, p, 400, "%s", msg);
     }
-    if (jr_db_select(ctx->db, p, "key_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     if (rows->nrows != 1) {
@@ -309,7 +288,7 @@ apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (read_key_input(ctx, in, &k, res) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "key_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_UPDATE, NULL,
                    JR_ARGS(k.name ? k.name : jr_rows_get(rows, 0, "name"),
                            k.scopes ? k.scopes : jr_rows_get(rows, 0, "scopes"),
                            k.rate ? k.rate : jr_rows_get(rows, 0, "rate_limit_per_min"),
@@ -336,7 +315,7 @@ apr_status_t jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "key_delete", &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_DELETE, &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "delete", "api_key", id, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);
     }
@@ -362,7 +341,7 @@ apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "key_rotate", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_ROTATE, &n,
                    JR_ARGS(apr_pstrndup(p, secret, JR_KEY_SHOWN),
                            jr_sha256_hex(p, secret, strlen(secret)), now, now, jr_i64(p, id))) !=
             APR_SUCCESS ||

@@ -17,78 +17,6 @@
 #include "jr_topic.h"
 #include "jr_util.h"
 
-#define REPORT_COLS                                                                    \
-    "r.id, r.group_id, r.branch_id, r.lesson_date, r.lesson_time, r.text, r.topic,"    \
-    " r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"           \
-    " r.created_at, r.updated_at, r.created_by, r.created_by_key"
-#define REPORT_FILTER                                                                  \
-    " FROM lesson_reports r WHERE (CAST(%s AS BIGINT) IS NULL OR r.group_id = CAST(%s AS BIGINT))" \
-    " AND (CAST(%s AS BIGINT) IS NULL OR r.branch_id = CAST(%s AS BIGINT))"            \
-    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date >= %s)"                           \
-    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date <= %s) AND "
-
-const jr_stmt_def_t jr_stmts_lessons[] = {
-    /* No time sorts after every time of its day; the cursor's position is (date, time or '',
-     * id). */
-    JR_SCOPED("reports_list",
-              "SELECT " REPORT_COLS ", COALESCE(r.lesson_time, '') AS sort_time" REPORT_FILTER,
-              "r.branch_id",
-              " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date < %s OR (r.lesson_date = %s"
-              " AND (COALESCE(r.lesson_time, '') < %s OR (COALESCE(r.lesson_time, '') = %s"
-              " AND r.id < CAST(%s AS BIGINT)))))"
-              " ORDER BY r.lesson_date DESC, COALESCE(r.lesson_time, '') DESC, r.id DESC"
-              " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("reports_sync",
-              "SELECT " REPORT_COLS ", r.updated_at AS sync_at, NULL AS sync_deleted_at"
-              " FROM lesson_reports r WHERE ", "r.branch_id",
-              JR_SYNC_TAIL("r.updated_at", "r.id", "NULL")),
-    JR_SCOPED("reports_count", "SELECT COUNT(*) AS n" REPORT_FILTER, "r.branch_id", ""),
-    {"report_get", "SELECT " REPORT_COLS " FROM lesson_reports r WHERE r.id = " JR_INT, NULL},
-    {"report_taken",
-     "SELECT id FROM lesson_reports WHERE group_id = " JR_INT " AND lesson_date = %s"
-     " AND id <> " JR_INT,
-     NULL},
-    {"report_insert",
-     "INSERT INTO lesson_reports (group_id, branch_id, lesson_date, lesson_time, text, topic,"
-     " ai_status, created_at, updated_at, created_by, created_by_key)"
-     " VALUES (" JR_INT ", " JR_INT ", %s, %s, %s, %s, %s, %s, %s, " JR_INT ", " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"report_update",
-     "UPDATE lesson_reports SET group_id = " JR_INT ", branch_id = " JR_INT ", lesson_date = %s,"
-     " lesson_time = %s, text = %s, topic = %s, ai_status = %s, updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"report_delete", "DELETE FROM lesson_reports WHERE id = " JR_INT, NULL},
-    {"report_jobs_delete",
-     "DELETE FROM ai_jobs WHERE entity_type = 'lesson_report' AND entity_id = " JR_INT, NULL},
-    {"version_insert",
-     "INSERT INTO lesson_report_versions (report_id, text, source, created_at, created_by,"
-     " created_by_key) VALUES (" JR_INT ", %s, %s, %s, " JR_INT ", " JR_INT ")",
-     NULL},
-    /* stream_version reads the columns in this order. */
-    {"versions_list",
-     "SELECT id, report_id, text, source, created_at, created_by, created_by_key"
-     " FROM lesson_report_versions WHERE report_id = " JR_INT " ORDER BY id DESC"
-     " LIMIT " JR_INT " OFFSET " JR_INT,
-     NULL},
-    {"versions_count",
-     "SELECT COUNT(*) AS n FROM lesson_report_versions WHERE report_id = " JR_INT, NULL},
-    /* Drops the versions older than the newest N + 1 that are not the original (N is the
-     * parameter); nothing while there are fewer. */
-    {"versions_trim",
-     "DELETE FROM lesson_report_versions WHERE report_id = " JR_INT " AND source <> 'create'"
-     " AND id < (SELECT id FROM lesson_report_versions WHERE report_id = " JR_INT
-     " AND source <> 'create' ORDER BY id DESC LIMIT 1 OFFSET " JR_INT ")",
-     NULL},
-    {"version_get",
-     "SELECT id, text FROM lesson_report_versions WHERE id = " JR_INT " AND report_id = " JR_INT,
-     NULL},
-    {"reports_move_branch",
-     "UPDATE lesson_reports SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 #define TEXT_MAX 20000 /* characters: documented in docs/admin-api.md */
 #define TOPIC_MAX 300
@@ -145,7 +73,7 @@ void jr_report_write(jr_jw_t *w, const jr_rows_t *r, int i)
 static jr_rows_t *report_row(jr_ctx_t *ctx, jr_result_t *res, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "report_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_REPORT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         jr_fail(res, ctx->pool, 503, "database unavailable");
         return NULL;
@@ -191,7 +119,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_report_write(w, r, i);
 }
 
-static const jr_sync_def_t reports_sync = {"lesson-reports", "lesson_report", "reports_sync",
+static const jr_sync_def_t reports_sync = {"lesson-reports", "lesson_report", JR_Q_REPORTS_SYNC,
                                            sync_write};
 
 apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -221,10 +149,10 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     /* lesson_date is a calendar date of the configured zone already: compared as text. */
-    if (jr_db_select(ctx->db, p, "reports_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORTS_LIST, &rows,
                      JR_ARGS(g, g, b, b, from, from, to, to, scope, scope, d, d, d, t, t, id,
                              jr_page_fetch(p, &pg), jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "reports_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_REPORTS_COUNT, &count,
                      JR_ARGS(g, g, b, b, from, from, to, to, scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -251,7 +179,7 @@ static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
     int max = ctx->cfg && ctx->cfg->report_versions_max > 0
                   ? ctx->cfg->report_versions_max
                   : jr_config_defaults.report_versions_max;
-    if (jr_db_exec(ctx->db, p, "version_insert", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_VERSION_INSERT, NULL,
                    JR_ARGS(rid, text, source, jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
                            jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS) {
         return APR_EGENERAL;
@@ -259,7 +187,7 @@ static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
     if (!strcmp(source, "create")) {
         return APR_SUCCESS;
     }
-    return jr_db_exec(ctx->db, p, "versions_trim", NULL, JR_ARGS(rid, rid, jr_i64(p, max - 2)));
+    return jr_db_exec(ctx->db, p, JR_Q_VERSIONS_TRIM, NULL, JR_ARGS(rid, rid, jr_i64(p, max - 2)));
 }
 
 /* Validated values of a create or update. */
@@ -289,7 +217,7 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
                : jr_fail(res, p, 400, "group_id: group %lld does not exist", in->group_id);
         return -1;
     }
-    if (jr_db_select(ctx->db, p, "report_taken", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORT_TAKEN, &rows,
                      JR_ARGS(jr_i64(p, in->group_id), in->lesson_date, jr_i64(p, self))) !=
         APR_SUCCESS) {
         jr_fail(res, p, 503, "database unavailable");
@@ -329,12 +257,12 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (check_report(ctx, res, &r, 0, 0) != 0) {
         return APR_SUCCESS;
     }
-    ai = jr_setting_on(ctx, "lesson_ai_enabled");
+    ai = jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED);
     status = ai ? "pending" : NULL;
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "report_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORT_INSERT, &rows,
                      JR_ARGS(jr_i64(p, r.group_id), jr_i64(p, r.branch_id), r.lesson_date,
                              r.lesson_time, r.text, r.topic, status, now, now,
                              jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
@@ -365,14 +293,15 @@ static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "report_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_REPORT_UPDATE, NULL,
                    JR_ARGS(jr_i64(p, r->group_id), jr_i64(p, r->branch_id), r->lesson_date,
                            r->lesson_time, r->text, r->topic, status, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_jobs_follow(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
-        (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
+        (text_changed && !strcmp(source, "edit") &&
+         jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED) &&
          (jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
           jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
         (!strcmp(source, "revert") &&
@@ -427,7 +356,8 @@ apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     status = jr_rows_get(rows, 0, "ai_status");
-    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) && jr_setting_on(ctx, "lesson_ai_enabled")) {
+    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) &&
+        jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED)) {
         status = "pending";
     }
     return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"), status, "edit", "update",
@@ -441,9 +371,9 @@ apr_status_t jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (!report_row(ctx, res, id) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "report_jobs_delete", NULL, JR_ARGS(jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_REPORT_JOBS_DELETE, NULL, JR_ARGS(jr_i64(p, id))) !=
             APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "report_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_REPORT_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "lesson_report", id, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
     }
@@ -480,12 +410,12 @@ apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t
         !report_row(ctx, res, jr_param_id(ctx, "id"))) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "versions_count", &count, JR_ARGS(id)) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_VERSIONS_COUNT, &count, JR_ARGS(id)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    if (jr_db_select_each(ctx->db, p, "versions_list", stream_version, &w,
+    if (jr_db_select_each(ctx->db, p, JR_Q_VERSIONS_LIST, stream_version, &w,
                           JR_ARGS(id, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -501,7 +431,7 @@ apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_r
     if (!(rows = report_row(ctx, res, id))) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "version_get", &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_VERSION_GET, &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
         APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }

@@ -8,59 +8,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define MODULE_COLS                                                                      \
-    "m.id, m.name, m.lessons_count, m.description, m.created_at, m.updated_at,"          \
-    " (SELECT COUNT(*) FROM entries e WHERE e.module_id = m.id AND e.deleted_at IS NULL)" \
-    " AS entries_count"
-#define MODULE_FILTER_SQLITE \
-    " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR" \
-    " m.name LIKE %s ESCAPE '\\' OR m.description LIKE %s ESCAPE '\\')"
-#define MODULE_FILTER_PG \
-    " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR" \
-    " m.name ILIKE %s ESCAPE '\\' OR m.description ILIKE %s ESCAPE '\\')"
-/* The cursor's position (name, id), then the page. */
-#define MODULE_PAGE                                                                      \
-    " AND (CAST(%s AS TEXT) IS NULL OR m.name > %s OR (m.name = %s"                      \
-    " AND m.id > CAST(%s AS BIGINT)))"                                                    \
-    " ORDER BY m.name, m.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
-
-const jr_stmt_def_t jr_stmts_modules[] = {
-    {"modules_list", "SELECT " MODULE_COLS MODULE_FILTER_SQLITE MODULE_PAGE,
-     "SELECT " MODULE_COLS MODULE_FILTER_PG MODULE_PAGE},
-    {"modules_sync",
-     "SELECT " MODULE_COLS ", m.updated_at AS sync_at, m.deleted_at AS sync_deleted_at"
-     /* Modules belong to no branch: the two scope arguments are taken and ignored. */
-     " FROM modules m WHERE (CAST(%s AS TEXT) IS NULL OR CAST(%s AS TEXT) IS NOT NULL)"
-     JR_SYNC_TAIL("m.updated_at", "m.id", "m.deleted_at"),
-     NULL},
-    {"modules_count", "SELECT COUNT(*) AS n" MODULE_FILTER_SQLITE,
-     "SELECT COUNT(*) AS n" MODULE_FILTER_PG},
-    {"module_get", "SELECT " MODULE_COLS ", m.deleted_at FROM modules m WHERE m.id = " JR_INT, NULL},
-    {"module_name_taken",
-     "SELECT id FROM modules WHERE name = %s AND deleted_at IS NULL AND id <> " JR_INT, NULL},
-    {"module_insert",
-     "INSERT INTO modules (name, lessons_count, description, created_at, updated_at)"
-     " VALUES (%s, CAST(%s AS INTEGER), %s, %s, %s) RETURNING id",
-     NULL},
-    {"module_update",
-     "UPDATE modules SET name = %s, lessons_count = CAST(%s AS INTEGER), description = %s,"
-     " updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"module_soft_delete",
-     "UPDATE modules SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"module_unlink_entries",
-     "UPDATE entries SET module_id = NULL, updated_at = %s WHERE module_id = " JR_INT, NULL},
-    {"module_restore",
-     "UPDATE modules SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"module_exists", "SELECT name FROM modules WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 static const jr_field_t create_fields[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "lessons_count", .type = JR_F_INT, .min = 0, .max = 1000},
@@ -98,7 +45,7 @@ static void module_write(jr_jw_t *w, const jr_rows_t *r, int i)
 int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "module_exists", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_EXISTS, &rows,
                      JR_ARGS(jr_i64(ctx->pool, id))) != APR_SUCCESS) {
         return -1;
     }
@@ -113,7 +60,7 @@ static apr_status_t reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, lo
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, "module_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return jr_fail(res, ctx->pool, 503, "database unavailable");
     }
@@ -134,7 +81,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     module_write(w, r, i);
 }
 
-static const jr_sync_def_t modules_sync = {"modules", "module", "modules_sync", sync_write};
+static const jr_sync_def_t modules_sync = {"modules", "module", JR_Q_MODULES_SYNC, sync_write};
 
 apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -157,10 +104,10 @@ apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     }
     k0 = jr_page_key(&pg, 0);
     k1 = jr_page_key(&pg, 1);
-    if (jr_db_select(ctx->db, p, "modules_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_MODULES_LIST, &rows,
                      JR_ARGS(pat, pat, pat, k0, k0, k0, k1, jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "modules_count", &count, JR_ARGS(pat, pat, pat)) !=
+        jr_db_select(ctx->db, p, JR_Q_MODULES_COUNT, &count, JR_ARGS(pat, pat, pat)) !=
             APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -180,7 +127,7 @@ apr_status_t jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
 static int name_taken(jr_ctx_t *ctx, jr_result_t *res, const char *name, long long self)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "module_name_taken", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_NAME_TAKEN, &rows,
                      JR_ARGS(name, jr_i64(ctx->pool, self))) != APR_SUCCESS) {
         jr_fail(res, ctx->pool, 503, "database unavailable");
         return 1;
@@ -208,7 +155,7 @@ apr_status_t jr_op_modules_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (name_taken(ctx, res, name, 0) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "module_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_INSERT, &rows,
                      JR_ARGS(name, jr_i64(p, jr_json_int(in, "lessons_count", 0)),
                              jr_json_str(in, "description", ""), now, now)) != APR_SUCCESS ||
         rows->nrows != 1 ||
@@ -232,7 +179,7 @@ apr_status_t jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (msg) {
         return jr_fail(res, p, 400, "%s", msg);
     }
-    if (jr_db_select(ctx->db, p, "module_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at")) {
@@ -245,7 +192,7 @@ apr_status_t jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if (name_taken(ctx, res, name, id) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "module_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_UPDATE, NULL,
                    JR_ARGS(name,
                            jr_i64(p, jr_json_int(in, "lessons_count",
                                                  jr_rows_int(rows, 0, "lessons_count", 0))),
@@ -273,10 +220,10 @@ apr_status_t jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         return APR_SUCCESS;
     }
     /* Spec: deleting a module clears module_id on its entries (restoring does not relink). */
-    if (jr_db_exec(ctx->db, p, "module_soft_delete", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "module_unlink_entries", NULL, JR_ARGS(now, jr_i64(p, id))) !=
+        jr_db_exec(ctx->db, p, JR_Q_MODULE_UNLINK_ENTRIES, NULL, JR_ARGS(now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "delete", "module", id, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
@@ -297,7 +244,7 @@ apr_status_t jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
 
-    if (jr_db_select(ctx->db, p, "module_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
     if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
@@ -307,7 +254,7 @@ apr_status_t jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_exec(ctx->db, p, "module_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_RESTORE, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "module", id, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, conflict);

@@ -14,38 +14,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define PHOTO_COLS                                                                                 \
-    "id, owner_type, owner_id, role, stored_name, size, content_type, sha256, created_at"
-
-const jr_stmt_def_t jr_stmts_photos[] = {
-    {"photos_of_owner",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id",
-     NULL},
-    {"photo_insert",
-     "INSERT INTO photos (owner_type, owner_id, role, stored_name, size, content_type, sha256,"
-     " created_at, created_by) VALUES (%s, " JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"photo_replace",
-     "UPDATE photos SET stored_name = %s, size = " JR_INT ", content_type = %s, sha256 = %s,"
-     " created_at = %s, created_by = " JR_INT " WHERE owner_type = %s AND owner_id = " JR_INT
-     " AND role = %s",
-     NULL},
-    /* Inside a write transaction: on PostgreSQL, concurrent changes of one owner's photos
-     * wait here and then read the committed rows, so a replaced file is never lost track of
-     * (SQLite's BEGIN IMMEDIATE serialises writers already). */
-    {"photos_lock_owner",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id FOR UPDATE"},
-    {"photos_delete_owner",
-     "DELETE FROM photos WHERE owner_type = %s AND owner_id = " JR_INT " RETURNING stored_name",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 /* The two kinds of photo owners. */
 typedef struct {
     const char *owner_type; /* photos.owner_type, also the word of a 404 */
@@ -75,7 +43,7 @@ static int owner_ok(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, long long 
 /* The photo rows of an owner; lock: inside the write transaction that changes them. */
 static apr_status_t load(jr_ctx_t *ctx, const kind_t *k, long long id, int lock, jr_rows_t **rows)
 {
-    return jr_db_select(ctx->db, ctx->pool, lock ? "photos_lock_owner" : "photos_of_owner", rows,
+    return jr_db_select(ctx->db, ctx->pool, lock ? JR_Q_PHOTOS_LOCK_OWNER : JR_Q_PHOTOS_OF_OWNER, rows,
                         JR_ARGS(k->owner_type, jr_i64(ctx->pool, id)));
 }
 
@@ -124,16 +92,16 @@ static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, con
     int cur = find_role(rows, k->role);
 
     if (cur >= 0) {
-        rv = jr_db_exec(ctx->db, p, "photo_replace", NULL,
+        rv = jr_db_exec(ctx->db, p, JR_Q_PHOTO_REPLACE, NULL,
                         JR_ARGS(st->stored_name, jr_i64(p, st->size), type, st->sha256, now, by,
                                 k->owner_type, oid, k->role));
     } else {
-        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+        rv = jr_db_select(ctx->db, p, JR_Q_PHOTO_INSERT, &ins,
                           JR_ARGS(k->owner_type, oid, k->role, st->stored_name, jr_i64(p, st->size),
                                   type, st->sha256, now, by));
     }
     if (rv == APR_SUCCESS && orig && find_role(rows, "original") < 0) {
-        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+        rv = jr_db_select(ctx->db, p, JR_Q_PHOTO_INSERT, &ins,
                           JR_ARGS(k->owner_type, oid, "original", orig->stored_name,
                                   jr_i64(p, orig->size), type, orig->sha256, now, by));
     }
@@ -280,7 +248,7 @@ static apr_status_t purge(jr_ctx_t *ctx, const char *owner_type, long long owner
     int i;
 
     *n = 0;
-    if ((rv = jr_db_select(ctx->db, ctx->pool, "photos_delete_owner", &rows,
+    if ((rv = jr_db_select(ctx->db, ctx->pool, JR_Q_PHOTOS_DELETE_OWNER, &rows,
                            JR_ARGS(owner_type, jr_i64(ctx->pool, owner_id)))) != APR_SUCCESS) {
         return rv;
     }

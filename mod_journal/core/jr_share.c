@@ -12,35 +12,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-/* The target's group and branch come through the target itself (a student's group, or the
- * group), so the branch a link counts for is the one its target is in today. A link whose
- * student is gone has no branch: only admins see it. */
-#define LINK_COLS                                                                              \
-    "l.id, l.kind, l.target_id, g.branch_id,"                                                  \
-    " CASE WHEN l.password_hash IS NULL THEN 0 ELSE 1 END AS has_password, l.expires_at,"      \
-    " l.created_by, l.created_at, l.revoked_at, l.last_opened_at, l.open_count"
-#define LINK_FROM                                                                              \
-    " FROM share_links l LEFT JOIN students s ON l.kind = 'student' AND s.id = l.target_id"    \
-    " LEFT JOIN study_groups g"                                                                \
-    " ON g.id = (CASE WHEN l.kind = 'student' THEN s.group_id ELSE l.target_id END)"
-#define LINK_FILTER                                                                            \
-    LINK_FROM " WHERE (CAST(%s AS TEXT) IS NULL OR l.kind = %s)"                               \
-              " AND (CAST(%s AS BIGINT) IS NULL OR l.target_id = CAST(%s AS BIGINT)) AND "
-
-const jr_stmt_def_t jr_stmts_share[] = {
-    JR_SCOPED("share_links_list", "SELECT " LINK_COLS LINK_FILTER, "g.branch_id",
-              " ORDER BY l.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("share_links_count", "SELECT COUNT(*) AS n" LINK_FILTER, "g.branch_id", ""),
-    {"share_link_get", "SELECT " LINK_COLS LINK_FROM " WHERE l.id = " JR_INT, NULL},
-    {"share_link_insert",
-     "INSERT INTO share_links (kind, target_id, token_hash, password_hash, expires_at,"
-     " created_by, created_at) VALUES (%s, " JR_INT ", %s, %s, %s, " JR_INT ", %s) RETURNING id",
-     NULL},
-    {"share_link_revoke",
-     "UPDATE share_links SET revoked_at = %s WHERE id = " JR_INT " AND revoked_at IS NULL", NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
 static const jr_field_t create_fields[] = {
@@ -87,7 +58,7 @@ static void link_write(jr_jw_t *w, const jr_rows_t *r, int i)
 /* The link's row when the caller may see it: 1, 0 (absent or another branch's), -1. */
 static int link_load(jr_ctx_t *ctx, long long id, jr_rows_t **rows)
 {
-    if (jr_db_select(ctx->db, ctx->pool, "share_link_get", rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_SHARE_LINK_GET, rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -117,10 +88,10 @@ apr_status_t jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t
         return jr_fail(res, p, 400, "kind must be student or group");
     }
     t = target ? jr_i64(p, target) : NULL;
-    if (jr_db_select(ctx->db, p, "share_links_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_LINKS_LIST, &rows,
                      JR_ARGS(kind, kind, t, t, scope, scope, jr_i64(p, limit),
                              jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "share_links_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_SHARE_LINKS_COUNT, &count,
                      JR_ARGS(kind, kind, t, t, scope, scope)) != APR_SUCCESS) {
         return jr_fail(res, p, 503, "database unavailable");
     }
@@ -141,7 +112,7 @@ static int target_visible(jr_ctx_t *ctx, const char *kind, long long id)
     if (!strcmp(kind, "group")) {
         return jr_group_visible(ctx, id, NULL);
     }
-    if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -227,7 +198,7 @@ apr_status_t jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "share_link_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_LINK_INSERT, &rows,
                      JR_ARGS(kind, jr_i64(p, target), jr_share_token_hash(p, token), pw_hash,
                              expires, jr_opt_i64(p, ctx->who.user_id), now)) != APR_SUCCESS ||
         rows->nrows != 1 ||
@@ -256,7 +227,7 @@ apr_status_t jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result
         return APR_SUCCESS;
     }
     /* Revoking twice keeps the first moment and writes no second audit row. */
-    if (jr_db_exec(ctx->db, p, "share_link_revoke", &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_SHARE_LINK_REVOKE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "revoke", "share_link", id, NULL) != APR_SUCCESS)) {
         return jr_tx_fail(ctx, res, NULL);

@@ -101,7 +101,7 @@ START_TEST(claim_marks_processing)
     ck_assert_int_eq(TASK(t, 1)->job.entity_id, b);
     ck_assert_int_eq(TASK(t, 0)->kind, JR_AI_ENTRY);
     ck_assert_str_eq(TASK(t, 0)->user, "first text");
-    ck_assert_str_eq(TASK(t, 0)->system, jr_setting(&wctx, "entry_ai_prompt"));
+    ck_assert_str_eq(TASK(t, 0)->system, jr_setting(&wctx, JR_SETTING_ENTRY_AI_PROMPT));
     ck_assert_str_eq(TASK(t, 0)->text_hash, jr_sha256_hex(fx_pool, "first text", 10));
     ck_assert_int_eq(TASK(t, 0)->job.attempts, 1);
     ck_assert_str_eq(q("SELECT status || ' ' || lease_owner || ' ' || attempts || ' ' || text_hash"
@@ -297,7 +297,7 @@ START_TEST(report_rewrite_records_everything)
     t = claim("h:1:1", 1);
     ck_assert_int_eq(TASK(t, 0)->kind, JR_AI_REPORT);
     ck_assert_str_eq(TASK(t, 0)->system,
-                     apr_pstrcat(fx_pool, jr_setting(&wctx, "lesson_ai_prompt"),
+                     apr_pstrcat(fx_pool, jr_setting(&wctx, JR_SETTING_LESSON_AI_PROMPT),
                                  "\n\nContext: lesson position: middle; topic: Fractions 2/5",
                                  NULL));
     audits = fx_audit_count();
@@ -521,6 +521,33 @@ START_TEST(two_connections_race)
 }
 END_TEST
 
+/* Settings are asked for by id: every id has its own name and back, and every default passes
+ * its setting's own checks (a PUT of the whole GET is accepted and changes nothing). */
+START_TEST(settings_by_id)
+{
+    json_t *all;
+    int id, other;
+    for (id = 0; id < JR_SETTING__COUNT; ++id) {
+        ck_assert_int_eq(jr_setting_id(jr_setting_name(id)), id);
+        for (other = id + 1; other < JR_SETTING__COUNT; ++other) {
+            ck_assert_msg(strcmp(jr_setting_name(id), jr_setting_name(other)), "%s twice",
+                          jr_setting_name(id));
+        }
+    }
+    ck_assert_int_eq(jr_setting_id("no_such_setting"), -1);
+    ck_assert_str_eq(jr_setting_name(JR_SETTING_NOTIFY_LESSON_AI_FORMATTED),
+                     "notify_lesson_ai_formatted");
+    all = op_json(jr_op_settings_get, NULL, 200);
+    ck_assert_int_eq(json_object_size(all), JR_SETTING__COUNT);
+    ck_assert_int_eq(json_integer_value(json_object_get(all, "trash_retention_days")), 30);
+    op_json(jr_op_settings_put, jr_json_dump(fx_pool, all, NULL), 200);
+    ck_assert_str_eq(jr_setting(&fx_ctx, JR_SETTING_TRASH_RETENTION_DAYS), "30");
+    op_json(jr_op_settings_put, "{\"trash_retention_days\": 7}", 200);
+    ck_assert_str_eq(jr_setting(&fx_ctx, JR_SETTING_TRASH_RETENTION_DAYS), "7");
+    ck_assert_int_eq(jr_setting_on(&fx_ctx, JR_SETTING_NOTIFY_ENABLED), 1);
+}
+END_TEST
+
 Suite *suite_jobs(void)
 {
     Suite *s = suite_create("jobs");
@@ -538,6 +565,7 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, release_gives_the_job_back);
     tcase_add_test(tc, empty_text_is_skipped_without_a_request);
     tcase_add_test(tc, report_rewrite_records_everything);
+    tcase_add_test(tc, settings_by_id);
     tcase_add_test(tc, context_line);
     tcase_add_test(tc, dead_workers_jobs_come_back);
     tcase_add_test(tc, backoff);
