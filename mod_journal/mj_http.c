@@ -9,6 +9,7 @@
 #include <util_filter.h>
 
 #include "jr_json.h"
+#include "jr_road.h"
 #include "jr_router.h"
 #include "jr_util.h"
 #include "mj_private.h"
@@ -420,7 +421,7 @@ static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *c
 {
     static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
     if (!acquire_db(r, ctx)) {
-        jr_fail(res, r->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     return jr_request_authorize(ctx, &any, cred, res);
@@ -543,7 +544,7 @@ int mj_handler(request_rec *r)
     }
     /* Every refusal that does not need the body comes before it is read. */
     if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
-        jr_fail(&res, r->pool, 503, "database unavailable");
+        jr_err_db(&ctx, &res);
         return refuse(r, &res);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
@@ -562,9 +563,6 @@ int mj_handler(request_rec *r)
     }
     ctx.flush = stream_out;
     ctx.flush_baton = &st;
-    if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
-                       &res) != APR_SUCCESS) {
-        jr_fail(&res, r->pool, 500, "internal error");
-    }
+    jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len, &res);
     return send_answer(r, &st, &res);
 }

@@ -20,7 +20,7 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p)
     res->headers = apr_table_make(p, 4);
 }
 
-apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
 {
     va_list ap;
     char *msg;
@@ -32,29 +32,29 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     res->body = NULL;
     res->streamed = 0;
     apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
+int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
 {
     res->status = status;
     res->json = jr_json_own(p, json);
     res->body = NULL;
     res->streamed = 0;
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
+int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
 {
     res->status = status;
     res->json = NULL;
     res->body = body;
     res->body_len = len;
     res->streamed = 0;
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p)
+int jr_reply_ok(jr_result_t *res, apr_pool_t *p)
 {
     return jr_reply(res, p, 200, json_pack("{s:b}", "ok", 1));
 }
@@ -154,36 +154,8 @@ apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr)
     return ids;
 }
 
-apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res)
-{
-    apr_status_t rv = jr_db_begin(ctx->db);
-    if (rv != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database busy, try again");
-    }
-    return rv;
-}
-
-apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res)
-{
-    apr_status_t rv = jr_db_commit(ctx->db);
-    if (rv != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database busy, try again");
-    }
-    return rv;
-}
-
-apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
-{
-    int unique = jr_db_unique_violation(ctx->db);
-    jr_db_rollback(ctx->db);
-    if (unique && conflict_msg) {
-        return jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
-    }
-    return jr_fail(res, ctx->pool, 500, "internal error");
-}
-
-apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
-                           long long limit, long long offset)
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset)
 {
     if (ctx->iface == JR_IF_V1) {
         return jr_reply(res, ctx->pool, 200,
@@ -195,13 +167,13 @@ apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long 
     return jr_reply(res, ctx->pool, 200, items);
 }
 
-apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
+int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
 {
     size_t len;
     const char *body = jr_jw_done(w, &len);
     jr_reply_raw(res, status, body, len);
     res->streamed = jr_jw_streamed(w);
-    return APR_SUCCESS;
+    return status;
 }
 
 void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
@@ -217,8 +189,8 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
     jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
 }
 
-apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
-                            long long limit, long long offset)
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset)
 {
     jr_jw_arr_end(w);
     if (ctx->iface == JR_IF_V1) {

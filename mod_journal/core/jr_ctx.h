@@ -87,6 +87,7 @@ typedef struct jr_ctx {
      * in memory. See jr_jw_list_begin. */
     jr_jw_flush_fn *flush;
     void *flush_baton;
+    apr_array_header_t *hooks; /* run when the road's transaction ends (jr_road.h) */
 } jr_ctx_t;
 
 /* A file to send instead of JSON: the host streams it (Range and conditional requests
@@ -113,14 +114,13 @@ typedef struct {
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);
 
-/* Fills res with {"error": message}. Always returns APR_SUCCESS: the operation succeeded in
- * producing an answer. */
-apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+/* Fills res with {"error": message}. Returns status: what the operation answered. */
+int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
-apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p);
+int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
+int jr_reply_ok(jr_result_t *res, apr_pool_t *p);
 /* An answer already serialised (jr_jw). */
-apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
+int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
 
 /* An integer path parameter (the router guarantees its form). */
 long long jr_param_id(const jr_ctx_t *ctx, const char *name);
@@ -154,17 +154,6 @@ apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type
 apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_type,
                           const char *entity_ref, const json_t *changes);
 
-/* Starts a write transaction; on failure fills res with a 503. Returns APR_SUCCESS or not. */
-apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res);
-/* Commits; on failure rolls back and fills res with a 503. */
-apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res);
-
-/* Answers a failed statement inside a transaction: rolls back and fills res with 409 when
- * it was a unique violation and conflict_msg is given, else 500. */
-apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg);
-
-
-
 /* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
  * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
  * the writer hand its bytes to ctx->flush: res's status and headers must not change after
@@ -173,13 +162,13 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
  * can only cut the response short. */
 void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total);
 /* Answers with the writer's finished document. */
-apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
-apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
-                            long long limit, long long offset);
+int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset);
 
 /* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an
  * X-Total-Count header on /api. Takes ownership of items. */
-apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
-                           long long limit, long long offset);
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset);
 
 #endif

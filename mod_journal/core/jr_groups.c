@@ -93,11 +93,10 @@ static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status
 
 static apr_status_t not_found(jr_ctx_t *ctx, jr_result_t *res, apr_status_t rv)
 {
-    return rv != APR_SUCCESS ? jr_fail(res, ctx->pool, 503, "database unavailable")
-                             : jr_fail(res, ctx->pool, 404, "group not found");
+    return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "group");
 }
 
-apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, branch = jr_query_id(ctx, res, "branch_id");
@@ -107,7 +106,7 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     int i;
 
     if (branch < 0 || jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     b = branch ? jr_i64(p, branch) : NULL;
     if (jr_db_select(ctx->db, p, "groups_list", &rows,
@@ -115,7 +114,7 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
             APR_SUCCESS ||
         jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
             APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows; ++i) {
@@ -124,7 +123,7 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_status_t rv;
     jr_rows_t *rows = group_row(ctx, jr_param_id(ctx, "id"), 0, &rv);
@@ -146,7 +145,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
     APR_ARRAY_PUSH(one, long long) = branch;
     if (jr_branches_missing(ctx, one, &rv) || rv != APR_SUCCESS) {
         if (rv != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
         } else {
             jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
         }
@@ -155,7 +154,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
     if (tutor) {
         if (jr_db_select(ctx->db, p, "tutor_check", &rows,
                          JR_ARGS(jr_i64(p, branch), jr_i64(p, tutor))) != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return -1;
         }
         if (rows->nrows != 1 || jr_rows_int(rows, 0, "active", 0) != 1) {
@@ -171,11 +170,11 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
     }
     if (jr_db_select(ctx->db, p, "group_name_taken", &rows,
                      JR_ARGS(jr_i64(p, branch), name, jr_i64(p, self))) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     if (rows->nrows > 0) {
-        jr_fail(res, p, 409, "a group named '%s' already exists in branch %lld", name, branch);
+        jr_err_conflict(ctx, res, "a group named '%s' already exists in branch %lld", name, branch);
         return -1;
     }
     return 0;
@@ -183,8 +182,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
 
 static const char *const conflict = "a group with this name already exists in the branch";
 
-
-apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
@@ -193,34 +191,31 @@ apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     apr_status_t rv;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     name = jr_json_trimmed(p, in, "name");
     branch = jr_json_int(in, "branch_id", 0);
     tutor = jr_json_int(in, "tutor_id", 0);
-    if (check_group(ctx, res, 0, name, branch, tutor) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (check_group(ctx, res, 0, name, branch, tutor) != 0) {
+        return res->status;
     }
     if (jr_db_select(ctx->db, p, "group_insert", &rows,
                      JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, now, now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, conflict);
+        return jr_err_write(ctx, res, conflict);
     }
     id = jr_rows_int(rows, 0, "id", 0);
     if (jr_audit(ctx, "create", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 201, group_json(rows, 0));
 }
 
-apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), branch, tutor;
@@ -230,7 +225,7 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     apr_status_t rv;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
         return not_found(ctx, res, rv);
@@ -245,12 +240,10 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     }
     /* A tutor named in the body is checked; a kept tutor only when the group changes branch. */
     if (check_group(ctx, res, id, name, branch,
-                    (t && !json_is_null(t)) ||
-                            branch != jr_rows_int(rows, 0, "branch_id", 0)
+                    (t && !json_is_null(t)) || branch != jr_rows_int(rows, 0, "branch_id", 0)
                         ? tutor
-                        : 0) != 0 ||
-        jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+                        : 0) != 0) {
+        return res->status;
     }
     if (jr_db_exec(ctx->db, p, "group_update", NULL,
                    JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, jr_now_iso(p),
@@ -265,18 +258,15 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         jr_db_exec(ctx->db, p, "photo_jobs_move_group", NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));
 }
 
-apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -287,26 +277,19 @@ apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (!group_row(ctx, id, 0, &rv)) {
         return not_found(ctx, res, rv);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, "group_soft_delete", &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "group", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) { /* deleted by a concurrent request */
-        jr_db_rollback(ctx->db);
         return not_found(ctx, res, APR_SUCCESS);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -314,31 +297,26 @@ apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     apr_status_t rv;
 
     if (!(rows = group_row(ctx, id, 1, &rv))) {
-        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
+        return rv != APR_SUCCESS ? jr_err_db(ctx, res)
                                  : jr_fail(res, p, 404, "no deleted group with this id");
     }
     if (jr_db_select(ctx->db, p, "group_name_taken", &taken,
                      JR_ARGS(jr_rows_get(rows, 0, "branch_id"), jr_rows_get(rows, 0, "name"),
                              jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (taken->nrows > 0) {
-        return jr_fail(res, p, 409, "another group named '%s' exists in the branch: rename it first",
-                       jr_rows_get(rows, 0, "name"));
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_conflict(ctx, res,
+                               "another group named '%s' exists in the branch: rename it first",
+                               jr_rows_get(rows, 0, "name"));
     }
     if (jr_db_exec(ctx->db, p, "group_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "group", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));
 }

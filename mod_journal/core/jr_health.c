@@ -3,7 +3,7 @@
 #include "jr_ops.h"
 #include "jr_json.h"
 
-apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows = NULL;
     const char *db = "ok";

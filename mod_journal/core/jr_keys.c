@@ -6,6 +6,7 @@
 #include "jr_bans.h"
 #include "jr_counters.h"
 #include "jr_crypt.h"
+#include "jr_road.h"
 #include "jr_json.h"
 #include "jr_keys.h"
 #include "jr_log.h"
@@ -191,7 +192,7 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
                              ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
                              jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
         r->nrows != 1) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (jr_rows_get(r, 0, "ban_reason")) {

@@ -116,13 +116,13 @@ json_t *jr_key_load(jr_ctx_t *ctx, long long id)
     return jr_json_own(ctx->pool, jr_key_json(ctx->pool, rows, 0));
 }
 
-apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
     jr_jw_t w;
     int i;
     if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, ctx->pool, 512 * (size_t)(rows->nrows + 1));
     jr_jw_arr(&w);
@@ -133,7 +133,7 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:{s:b, s:b}, s:{s:i, s:i, s:i}}", "scopes", "read", 1, "write", 1,
@@ -141,11 +141,11 @@ apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                               "default", ctx->cfg->rate_default));
 }
 
-apr_status_t jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *k = jr_key_load(ctx, jr_param_id(ctx, "id"));
     if (!k) {
-        return jr_fail(res, ctx->pool, 404, "API key not found");
+        return jr_err_not_found(ctx, res, "API key");
     }
     return jr_reply(res, ctx->pool, 200, json_incref(k));
 }
@@ -223,7 +223,7 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
             apr_status_t rv;
             long long missing = jr_branches_missing(ctx, ids, &rv);
             if (rv != APR_SUCCESS) {
-                jr_fail(res, p, 503, "database unavailable");
+                jr_err_db(ctx, res);
                 return -1;
             }
             if (missing) {
@@ -236,19 +236,19 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
     return 0;
 }
 
-static apr_status_t reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
-                                      const char *secret)
+static int reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
+                             const char *secret)
 {
     json_t *k = jr_key_load(ctx, id), *out;
     if (!k) {
-        return jr_fail(res, ctx->pool, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     out = json_deep_copy(k);
     json_object_set_new(out, "key", json_string(secret));
     return jr_reply(res, ctx->pool, status, out);
 }
 
-apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *msg = jr_json_validate(p, in, create_fields), *secret, *now = jr_now_iso(p);
@@ -257,16 +257,13 @@ apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     long long id;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     if (read_key_input(ctx, in, &k, res) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!(secret = jr_key_generate(p))) {
-        return jr_fail(res, p, 500, "internal error");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_internal(ctx, res);
     }
     if (jr_db_select(ctx->db, p, "key_insert", &rows,
                      JR_ARGS(k.name, apr_pstrndup(p, secret, JR_KEY_SHOWN),
@@ -276,19 +273,16 @@ apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                              jr_opt_i64(p, ctx->who.user_id), now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     id = jr_rows_int(rows, 0, "id", 0);
     if (jr_audit(ctx, "create", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_with_secret(ctx, res, 201, id, secret);
 }
 
-apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -298,16 +292,16 @@ apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     json_t *out;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     if (jr_db_select(ctx->db, p, "key_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "API key not found");
+        return jr_err_not_found(ctx, res, "API key");
     }
-    if (read_key_input(ctx, in, &k, res) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (read_key_input(ctx, in, &k, res) != 0) {
+        return res->status;
     }
     if (jr_db_exec(ctx->db, p, "key_update", NULL,
                    JR_ARGS(k.name ? k.name : jr_rows_get(rows, 0, "name"),
@@ -317,50 +311,37 @@ apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                            k.expires_given ? k.expires : jr_rows_get(rows, 0, "expires_at"),
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(out = jr_key_load(ctx, id))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, json_incref(out));
 }
 
-apr_status_t jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     int n = 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, "key_delete", &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "delete", "api_key", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "API key not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "API key");
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *secret = jr_key_generate(p), *now = jr_now_iso(p);
     int n = 0;
     if (!secret) {
-        return jr_fail(res, p, 500, "internal error");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_internal(ctx, res);
     }
     if (jr_db_exec(ctx->db, p, "key_rotate", &n,
                    JR_ARGS(apr_pstrndup(p, secret, JR_KEY_SHOWN),
@@ -368,14 +349,10 @@ apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
             APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "rotate", "api_key", id,
                            jr_json_own(p, json_pack("[s, s]", "key", "prefix"))) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "API key not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "API key");
     }
     return reply_with_secret(ctx, res, 200, id, secret);
 }

@@ -3,7 +3,7 @@
 #define JR_OPS_H
 
 #include "jr_files.h"
-#include "jr_router.h"
+#include "jr_road.h"
 
 /* jr_health.c */
 jr_op_fn jr_op_health;

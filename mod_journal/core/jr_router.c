@@ -6,6 +6,7 @@
 #include "jr_auth.h"
 #include "jr_json.h"
 #include "jr_keys.h"
+#include "jr_road.h"
 #include "jr_router.h"
 #include "jr_util.h"
 
@@ -183,8 +184,8 @@ int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *conte
     return 1;
 }
 
-apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
-                            const char *body, size_t len, jr_result_t *res)
+int jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                   const char *body, size_t len, jr_result_t *res)
 {
     const json_t *in = NULL;
     int has_body = body && len > 0;
@@ -194,7 +195,7 @@ apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *
             const char *err = NULL;
             json_t *j;
             if (!jr_request_type_ok(ctx, route, content_type, res)) {
-                return APR_SUCCESS;
+                return res->status;
             }
             if (!(j = jr_json_parse(ctx->pool, body, len, &err))) {
                 return jr_fail(res, ctx->pool, 400, "%s", err);
@@ -209,5 +210,5 @@ apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *
             in = jr_json_own(ctx->pool, json_object());
         }
     }
-    return route->op(ctx, in, res);
+    return jr_road_op(ctx, route->op, route->flags, in, res);
 }

@@ -5,7 +5,8 @@
 
 #include "jr_ctx.h"
 
-typedef apr_status_t jr_op_fn(jr_ctx_t *ctx, const json_t *in, jr_result_t *res);
+/* An operation: answers in res and returns the answer's status (see jr_road.h). */
+typedef int jr_op_fn(jr_ctx_t *ctx, const json_t *in, jr_result_t *res);
 
 typedef enum {
     JR_AUTH_NONE = 0,
@@ -22,6 +23,7 @@ typedef enum {
 
 #define JR_RF_ADMIN 0x1u    /* role admin required */
 #define JR_RF_DB_OPTIONAL 0x2u /* the operation answers even without a database */
+#define JR_RF_WRITE 0x4u       /* the operation writes: it runs in the road's transaction */
 
 /* Path patterns: literal segments, ":name" (a positive integer id) and "~name" (any one
  * segment, percent-decoded). */
@@ -68,8 +70,9 @@ int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_creden
 int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
                        jr_result_t *res);
 
-/* Checks the body (Content-Type, JSON object) and runs the operation. body may be NULL. */
-apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
-                            const char *body, size_t len, jr_result_t *res);
+/* Checks the body (Content-Type, JSON object) and runs the operation on the road
+ * (jr_road_op). body may be NULL. Returns the answer's status. */
+int jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                   const char *body, size_t len, jr_result_t *res);
 
 #endif

@@ -230,17 +230,17 @@ static json_t *all_settings(jr_ctx_t *ctx, int only_public)
     return out;
 }
 
-apr_status_t jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 0));
 }
 
-apr_status_t jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 1));
 }
 
-apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     apr_hash_t *values = apr_hash_make(p);
@@ -263,9 +263,6 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         }
         apr_hash_set(values, d->name, APR_HASH_KEY_STRING, text);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     for (hi = apr_hash_first(p, values); hi; hi = apr_hash_next(hi)) {
         const void *k;
         void *val;
@@ -273,15 +270,12 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
                        JR_ARGS(k, val, now, jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS) {
-            return jr_tx_fail(ctx, res, NULL);
+            return jr_err_write(ctx, res, NULL);
         }
     }
     if (jr_audit_ref(ctx, "update", "settings", NULL, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     apr_pool_userdata_setn(NULL, "jr:settings", NULL, p); /* read the new values back */
     return jr_reply(res, p, 200, all_settings(ctx, 0));

@@ -10,6 +10,7 @@
 
 #include "jr_crypt.h"
 #include "jr_log.h"
+#include "jr_road.h"
 #include "jr_storage.h"
 
 /* Owner-only, like the files (apr_file_mktemp makes them 0600 and a rename keeps that). */
@@ -313,4 +314,14 @@ void jr_storage_unlink_all(jr_ctx_t *ctx, const apr_array_header_t *names)
                    name ? name : "(null)");
         }
     }
+}
+
+static void unlink_hook(jr_ctx_t *ctx, void *baton)
+{
+    jr_storage_unlink_all(ctx, baton);
+}
+
+void jr_storage_unlink_after_commit(jr_ctx_t *ctx, const apr_array_header_t *names)
+{
+    jr_after_commit(ctx, unlink_hook, (void *)names);
 }

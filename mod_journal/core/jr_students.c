@@ -98,23 +98,23 @@ static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
-static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows;
     jr_jw_t w;
     if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, ctx->pool, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     jr_jw_init(&w, ctx->pool, 512);
     student_write(&w, rows, 0);
     return jr_reply_jw(res, status, &w);
 }
 
-apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
@@ -126,7 +126,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
 
     if (group < 0 || (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
         jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
@@ -138,7 +138,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
                              jr_i64(p, offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, "students_count", &count,
                      JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -148,12 +148,12 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_student(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
@@ -162,16 +162,13 @@ apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     int vis;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     name = jr_json_trimmed(p, in, "name");
     group = jr_json_int(in, "group_id", 0);
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+        return vis < 0 ? jr_err_db(ctx, res)
                        : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     if (jr_db_select(ctx->db, p, "student_insert", &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
@@ -181,15 +178,12 @@ apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "student", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 201, id);
 }
 
-apr_status_t jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), group;
@@ -198,58 +192,46 @@ apr_status_t jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     int vis;
 
     if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+        return jr_err_body(ctx, res, msg);
     }
     if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
     notes = json_object_get(in, "notes") ? jr_json_str(in, "notes", "") : jr_rows_get(rows, 0, "notes");
     group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+        return vis < 0 ? jr_err_db(ctx, res)
                        : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     if (jr_db_exec(ctx->db, p, "student_update", NULL,
                    JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "student", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 200, id);
 }
 
-apr_status_t jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "student");
     }
     /* Entries keep their student_name; their link to the roster is cleared (FK). */
     if (jr_db_exec(ctx->db, p, "student_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "student", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

@@ -25,21 +25,9 @@ static jr_ctx_t wctx; /* the worker's: no user, no key, client_ip "worker" */
 /* Runs an operation that may answer with a serialised body (jr_jw); returns the JSON. */
 static json_t *op_json(jr_op_fn *op, const char *body, int status)
 {
-    jr_result_t res;
-    const json_t *in = NULL;
-    const char *err = NULL;
-    if (body) {
-        in = jr_json_parse(fx_pool, body, strlen(body), &err);
-        ck_assert_ptr_nonnull(in);
-    }
-    jr_result_init(&res, fx_pool);
-    ck_assert_int_eq(op(&fx_ctx, in, &res), APR_SUCCESS);
+    jr_result_t res = fx_call(op, body);
     ck_assert_msg(res.status == status, "status %d, expected %d", res.status, status);
-    ck_assert_int_eq(fx_db->in_tx, 0);
-    if (res.json) {
-        return res.json;
-    }
-    return jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    return res.json;
 }
 
 static long long new_entry(const char *description)

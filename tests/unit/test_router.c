@@ -314,8 +314,7 @@ static jr_result_t run(const jr_route_t *rt, const char *ct, const char *body)
     ctx.params = params;
     ctx.query = apr_table_make(pool, 2);
     jr_result_init(&res, pool);
-    ck_assert_int_eq(jr_request_run(&ctx, rt, ct, body, body ? strlen(body) : 0, &res),
-                     APR_SUCCESS);
+    ck_assert_int_eq(jr_request_run(&ctx, rt, ct, body, body ? strlen(body) : 0, &res), res.status);
     return res;
 }
 

@@ -54,6 +54,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_worker());
     srunner_add_suite(sr, suite_config());
     srunner_add_suite(sr, suite_log());
+    srunner_add_suite(sr, suite_road());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

@@ -1,0 +1,130 @@
+/* The road around an operation: the transaction of a writing route, the hooks that follow its
+ * end, jr_tx_run, and the standard answers. */
+#include <stdlib.h>
+
+#include "ops_fixture.h"
+
+static int committed_hooks, rolled_back_hooks, in_tx_seen;
+
+static void count_commit(jr_ctx_t *ctx, void *baton)
+{
+    (void)ctx;
+    ck_assert_str_eq(baton, "after");
+    ++committed_hooks;
+}
+
+static void count_rollback(jr_ctx_t *ctx, void *baton)
+{
+    (void)ctx;
+    ck_assert_str_eq(baton, "undo");
+    ++rolled_back_hooks;
+}
+
+/* Writes an audit row, registers both hooks, and answers the status the query asks for. */
+static int op_write_then(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    int status = atoi(apr_table_get(ctx->query, "status"));
+    in_tx_seen = ctx->db->in_tx;
+    ck_assert_int_eq(jr_audit(ctx, "create", "thing", 1, NULL), APR_SUCCESS);
+    jr_after_commit(ctx, count_commit, (void *)"after");
+    jr_on_rollback(ctx, count_rollback, (void *)"undo");
+    return status < 400 ? jr_reply_ok(res, ctx->pool) : jr_err_conflict(ctx, res, "taken");
+}
+
+static jr_result_t road(unsigned flags, const char *status)
+{
+    jr_result_t res;
+    committed_hooks = rolled_back_hooks = in_tx_seen = 0;
+    apr_table_setn(fx_ctx.query, "status", status);
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_road_op(&fx_ctx, op_write_then, flags, NULL, &res), res.status);
+    ck_assert_int_eq(fx_db->in_tx, 0);
+    return res;
+}
+
+START_TEST(write_route_commits_below_400)
+{
+    long long before = fx_audit_count();
+    ck_assert_int_eq(road(JR_RF_WRITE, "200").status, 200);
+    ck_assert_int_eq(in_tx_seen, 1);
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_int_eq(committed_hooks, 1);
+    ck_assert_int_eq(rolled_back_hooks, 0);
+}
+END_TEST
+
+START_TEST(write_route_rolls_back_an_error)
+{
+    long long before = fx_audit_count();
+    EXPECT(road(JR_RF_WRITE, "409"), 409, "taken");
+    ck_assert_int_eq(fx_audit_count(), before); /* the op's write is undone */
+    ck_assert_int_eq(committed_hooks, 0);
+    ck_assert_int_eq(rolled_back_hooks, 1);
+}
+END_TEST
+
+START_TEST(read_route_has_no_transaction)
+{
+    long long before = fx_audit_count();
+    ck_assert_int_eq(road(0, "200").status, 200);
+    ck_assert_int_eq(in_tx_seen, 0);
+    ck_assert_int_eq(fx_audit_count(), before + 1); /* a statement on its own commits */
+    ck_assert_int_eq(committed_hooks, 1);
+    road(0, "409");
+    ck_assert_int_eq(committed_hooks, 0);
+    ck_assert_int_eq(rolled_back_hooks, 1);
+}
+END_TEST
+
+static apr_status_t audit_and(jr_ctx_t *ctx, void *baton)
+{
+    ck_assert_int_eq(ctx->db->in_tx, 1);
+    ck_assert_int_eq(jr_audit(ctx, "ban", "ip", 2, NULL), APR_SUCCESS);
+    return *(apr_status_t *)baton;
+}
+
+START_TEST(tx_run_commits_or_rolls_back)
+{
+    long long before = fx_audit_count();
+    apr_status_t ok = APR_SUCCESS, bad = APR_EGENERAL;
+    ck_assert_int_eq(jr_tx_run(&fx_ctx, audit_and, &bad), APR_EGENERAL);
+    ck_assert_int_eq(fx_audit_count(), before);
+    ck_assert_int_eq(jr_tx_run(&fx_ctx, audit_and, &ok), APR_SUCCESS);
+    ck_assert_int_eq(fx_audit_count(), before + 1);
+    ck_assert_int_eq(fx_db->in_tx, 0);
+}
+END_TEST
+
+START_TEST(standard_answers)
+{
+    jr_result_t res;
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_err_db(&fx_ctx, &res), 503);
+    ck_assert_str_eq(fx_error(&res), "database unavailable");
+    ck_assert_int_eq(jr_err_busy(&fx_ctx, &res), 503);
+    ck_assert_str_eq(fx_error(&res), "database busy, try again");
+    ck_assert_int_eq(jr_err_not_found(&fx_ctx, &res, "entry"), 404);
+    ck_assert_str_eq(fx_error(&res), "entry not found");
+    ck_assert_int_eq(jr_err_invalid(&fx_ctx, &res, "name", "name must be %d to %d", 1, 2), 400);
+    ck_assert_str_eq(fx_error(&res), "name must be 1 to 2");
+    ck_assert_int_eq(jr_err_internal(&fx_ctx, &res), 500);
+    ck_assert_str_eq(fx_error(&res), "internal error");
+    /* A failed write that was no unique violation is a 500, whatever message is offered. */
+    ck_assert_int_eq(jr_err_write(&fx_ctx, &res, "taken"), 500);
+}
+END_TEST
+
+Suite *suite_road(void)
+{
+    Suite *s = suite_create("road");
+    TCase *tc = tcase_create("road");
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_add_test(tc, write_route_commits_below_400);
+    tcase_add_test(tc, write_route_rolls_back_an_error);
+    tcase_add_test(tc, read_route_has_no_transaction);
+    tcase_add_test(tc, tx_run_commits_or_rolls_back);
+    tcase_add_test(tc, standard_answers);
+    suite_add_tcase(s, tc);
+    return s;
+}
