@@ -129,6 +129,16 @@ void fx_teardown(void)
     remove_files();
 }
 
+TCase *fx_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
+    tcase_add_checked_fixture(tc, setup_fn, teardown_fn);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 /* The flags of op's route (its transaction rule), as the server runs it. */
 static unsigned route_flags(jr_op_fn *op)
 {

@@ -512,10 +512,7 @@ END_TEST
 Suite *suite_jobs(void)
 {
     Suite *s = suite_create("jobs");
-    TCase *tc = tcase_create("claims");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup, fx_teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = fx_tcase(s, "claims", setup, fx_teardown);
     tcase_add_test(tc, claim_marks_processing);
     tcase_add_test(tc, settle_only_by_the_holder);
     tcase_add_test(tc, expired_lease_returns_the_job);
@@ -533,6 +530,5 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, entry_revert);
     tcase_add_test(tc, events_trim);
     tcase_add_test(tc, two_connections_race);
-    suite_add_tcase(s, tc);
     return s;
 }

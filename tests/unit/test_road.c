@@ -117,14 +117,11 @@ END_TEST
 Suite *suite_road(void)
 {
     Suite *s = suite_create("road");
-    TCase *tc = tcase_create("road");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    TCase *tc = fx_tcase(s, "road", fx_setup, fx_teardown);
     tcase_add_test(tc, write_route_commits_below_400);
     tcase_add_test(tc, write_route_rolls_back_an_error);
     tcase_add_test(tc, read_route_has_no_transaction);
     tcase_add_test(tc, tx_run_commits_or_rolls_back);
     tcase_add_test(tc, standard_answers);
-    suite_add_tcase(s, tc);
     return s;
 }
