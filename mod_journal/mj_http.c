@@ -414,43 +414,8 @@ static int acquire_db(request_rec *r, jr_ctx_t *ctx)
     return ctx->db != NULL;
 }
 
-/* Key authentication for a path that matched no route: 1 to go on, 0 when res holds the
- * refusal. */
-static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
-                        jr_result_t *res)
-{
-    static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
-    if (!acquire_db(r, ctx)) {
-        jr_err_db(ctx, res);
-        return 0;
-    }
-    return jr_request_authorize(ctx, &any, cred, res);
-}
-
 /* Every method a route of the journal uses. */
 #define MJ_METHODS "GET, HEAD, POST, PUT, DELETE"
-
-static int method_not_allowed(request_rec *r, jr_result_t *res, const char *allow)
-{
-    apr_table_setn(res->headers, "Allow", allow);
-    jr_fail(res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
-    return refuse(r, res);
-}
-
-/* No route for the path or the method: 404 or 405, after the key check on /api/v1. */
-static int no_route(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
-                    jr_match_e match, const char *allow, jr_result_t *res)
-{
-    /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
-    if (ctx->iface == JR_IF_V1 && !authorize_v1(r, ctx, cred, res)) {
-        return refuse(r, res);
-    }
-    if (match == JR_ROUTE_NOT_FOUND) {
-        jr_fail(res, r->pool, 404, "not found");
-        return refuse(r, res);
-    }
-    return method_not_allowed(r, res, allow);
-}
 
 /* The body's type is known from the headers, so a route that takes JSON refuses another type
  * before reading. A chunked body without a Content-Type is judged once read (it may be
@@ -534,20 +499,25 @@ int mj_handler(request_rec *r)
         /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
          * before any key check. Only /api tells which methods a known path has; /api/v1
          * never reveals without a key whether a path exists. */
-        return method_not_allowed(r, &res,
-                                  ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD
-                                      ? allow
-                                      : MJ_METHODS);
+        ctx.allow = ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD ? allow : MJ_METHODS;
+        jr_op_no_route(&ctx, NULL, &res);
+        return refuse(r, &res);
     }
     if (match != JR_ROUTE_FOUND) {
-        return no_route(r, &ctx, &cred, match, allow, &res);
+        route = jr_route_none(table);
+        ctx.allow = match == JR_ROUTE_BAD_METHOD ? allow : NULL;
     }
     /* Every refusal that does not need the body comes before it is read. */
-    if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
+    if (!(route->flags & JR_RF_NO_DB) && !acquire_db(r, &ctx) &&
+        !(route->flags & JR_RF_DB_OPTIONAL)) {
         jr_err_db(&ctx, &res);
         return refuse(r, &res);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
+        return refuse(r, &res);
+    }
+    if (match != JR_ROUTE_FOUND) { /* 404 or 405, from the headers too */
+        route->op(&ctx, NULL, &res);
         return refuse(r, &res);
     }
     if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {

@@ -16,6 +16,7 @@
 #include "jr_json.h"
 #include "jr_migrate.h"
 #include "jr_ops.h"
+#include "jr_road.h"
 #include "jr_util.h"
 #include "ja_conf.h"
 

@@ -88,7 +88,7 @@ int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return res->status;
     }
     if (actor && *actor && parse_actor(actor, &user, &key) != 0) {
-        return jr_fail(res, p, 400, "actor must be user:ID, key:ID or a user id");
+        return jr_err_invalid(ctx, res, "actor", "actor must be user:ID, key:ID or a user id");
     }
     if (via && *via) {
         if (!strcmp(via, "true") || !strcmp(via, "1")) {
@@ -96,7 +96,7 @@ int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         } else if (!strcmp(via, "false") || !strcmp(via, "0")) {
             v = "0";
         } else {
-            return jr_fail(res, p, 400, "via_api_key must be true or false");
+            return jr_err_invalid(ctx, res, "via_api_key", "via_api_key must be true or false");
         }
     }
     type = type && *type ? type : NULL;

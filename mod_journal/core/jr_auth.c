@@ -166,7 +166,7 @@ static int throttle_attempt(jr_ctx_t *ctx, const char *account, const char *sour
     return 0;
 }
 
-/* Checks a login body: ban, honeypot, shape, the account's throttle, the password. Returns
+/* Checks a login body: honeypot, shape, the account's throttle, the password. Returns
  * the user's id, or 0 with res filled. */
 static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -176,9 +176,7 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     int ok;
 
-    if (jr_ban_check(ctx, res) != 0) {
-        return 0;
-    }
+    /* The road checked the address's ban (the route is marked BAN). */
     if (honeypot_filled(in)) {
         jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
         jr_ban_refuse(ctx, res);

@@ -23,14 +23,14 @@ const jr_stmt_def_t jr_stmts_branches[] = {
     {NULL, NULL, NULL},
 };
 
-static const jr_field_t branch_fields[] = {
+const jr_field_t jr_fields_branch[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {NULL},
 };
 
 const jr_field_spec_t jr_fields_branches[] = {
-    {"POST /api/branches", branch_fields},
-    {"PUT /api/branches/:id", branch_fields},
+    {"POST /api/branches", jr_fields_branch},
+    {"PUT /api/branches/:id", jr_fields_branch},
     {NULL, NULL},
 };
 
@@ -109,15 +109,12 @@ static const char *const conflict = "a branch with this name already exists";
 int jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, branch_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     jr_rows_t *rows;
     long long id;
     apr_status_t rv;
     json_t *b;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     if (name_taken(ctx, name, 0, res)) {
         return res->status;
@@ -141,13 +138,10 @@ int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, branch_fields), *name;
+    const char *name;
     apr_status_t rv;
     json_t *b;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (!branch_load(ctx, id, &rv)) {
         return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "branch");
     }

@@ -82,7 +82,7 @@ const jr_stmt_def_t jr_stmts_entries[] = {
 #define ID_MAX 9007199254740991LL
 #define DESCRIPTION_MAX 20000
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_entry_create[] = {
     {.name = "student_name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -90,7 +90,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_entry_update[] = {
     {.name = "student_name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -99,8 +99,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_entries[] = {
-    {"POST /api/entries", create_fields},
-    {"PUT /api/entries/:id", update_fields},
+    {"POST /api/entries", jr_fields_entry_create},
+    {"PUT /api/entries/:id", jr_fields_entry_update},
     {NULL, NULL},
 };
 
@@ -252,7 +252,7 @@ static int date_bound(jr_ctx_t *ctx, jr_result_t *res, const char *name, int upp
         return 0;
     }
     if (jr_tz_day_bounds(ctx->pool, jr_setting_timezone(ctx), v, &start, &end) != 0) {
-        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        jr_err_invalid(ctx, res, name, "%s must be a date YYYY-MM-DD", name);
         return -1;
     }
     *out = upper ? end : start;
@@ -343,12 +343,14 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
      * live and visible. */
     if (e->group_id != old_group && (rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
         rc < 0 ? jr_err_db(ctx, res)
-               : jr_fail(res, p, 400, "group_id: group %lld does not exist", e->group_id);
+               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                e->group_id);
         return -1;
     }
     if (e->module_id && (rc = jr_module_exists(ctx, e->module_id, NULL)) != 1) {
         rc < 0 ? jr_err_db(ctx, res)
-               : jr_fail(res, p, 400, "module_id: module %lld does not exist", e->module_id);
+               : jr_err_invalid(ctx, res, "module_id", "module_id: module %lld does not exist",
+                                e->module_id);
         return -1;
     }
     if (jr_db_select(ctx->db, p, "student_match", &rows,
@@ -369,14 +371,11 @@ static int checks_on(jr_ctx_t *ctx)
 int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    const char *now = jr_now_iso(p);
     entry_input_t e;
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
     e.group_id = jr_json_int(in, "group_id", 0);
@@ -404,15 +403,12 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    const char *status;
     json_t *mod = json_object_get(in, "module_id");
     entry_input_t e;
     jr_rows_t *rows;
     int changed_text;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (jr_db_select(ctx->db, p, "entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }

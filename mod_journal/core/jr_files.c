@@ -6,7 +6,6 @@
 #include "jr_entries.h"
 #include "jr_files.h"
 #include "jr_json.h"
-#include "jr_road.h"
 #include "jr_log.h"
 #include "jr_magic.h"
 #include "jr_multipart.h"
@@ -92,7 +91,7 @@ static int incoming_name(jr_ctx_t *ctx, jr_result_t *res, const char *part_name,
         raw = apr_table_get(ctx->query, "name");
     }
     if (!raw) {
-        jr_fail(res, p, 400, "name is required (X-File-Name header or ?name=)");
+        jr_err_invalid(ctx, res, "name", "name is required (X-File-Name header or ?name=)");
         return -1;
     }
     if ((msg = check_name(p, raw, &in->name)) != NULL) {
@@ -110,7 +109,7 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
 
     memset(in, 0, sizeof(*in));
     if (!up || !up->path) {
-        jr_fail(res, p, 400, "file is required");
+        jr_err_invalid(ctx, res, "file", "file is required");
         return -1;
     }
     if (jr_mp_is_form_data(up->content_type)) {
@@ -120,11 +119,12 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
                                                      ctx->cfg->data_dir, 0)
                                      : JR_MP_MALFORMED;
         if (rc == JR_MP_MALFORMED) {
-            jr_fail(res, p, 400, "malformed multipart body");
+            jr_err_invalid(ctx, res, "file", "malformed multipart body");
             return -1;
         }
         if (rc == JR_MP_NO_FIELD) {
-            jr_fail(res, p, 400, "file is required (multipart field '%s')", JR_FILES_FIELD);
+            jr_err_invalid(ctx, res, "file", "file is required (multipart field '%s')",
+                           JR_FILES_FIELD);
             return -1;
         }
         if (rc != JR_MP_OK) {
@@ -144,7 +144,7 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
         return -1;
     }
     if (in->size <= 0) {
-        jr_fail(res, p, 400, "file is empty");
+        jr_err_invalid(ctx, res, "file", "file is empty");
         return -1;
     }
     if (ctx->cfg->upload_max > 0 && in->size > ctx->cfg->upload_max) {

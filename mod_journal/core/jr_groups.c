@@ -47,14 +47,14 @@ const jr_stmt_def_t jr_stmts_groups[] = {
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_group_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "branch_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_group_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "branch_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
@@ -62,8 +62,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_groups[] = {
-    {"POST /api/groups", create_fields},
-    {"PUT /api/groups/:id", update_fields},
+    {"POST /api/groups", jr_fields_group_create},
+    {"PUT /api/groups/:id", jr_fields_group_update},
     {NULL, NULL},
 };
 
@@ -147,7 +147,7 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
         if (rv != APR_SUCCESS) {
             jr_err_db(ctx, res);
         } else {
-            jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+            jr_err_invalid(ctx, res, "branch_id", "branch_id: branch %lld does not exist", branch);
         }
         return -1;
     }
@@ -158,13 +158,14 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
             return -1;
         }
         if (rows->nrows != 1 || jr_rows_int(rows, 0, "active", 0) != 1) {
-            jr_fail(res, p, 400, "tutor_id: user %lld does not exist or is inactive", tutor);
+            jr_err_invalid(ctx, res, "tutor_id",
+                           "tutor_id: user %lld does not exist or is inactive", tutor);
             return -1;
         }
         if (!strcmp(jr_rows_get(rows, 0, "role"), "tutor") &&
             jr_rows_int(rows, 0, "member", 0) == 0) {
-            jr_fail(res, p, 400, "tutor_id: user %lld is not assigned to branch %lld", tutor,
-                    branch);
+            jr_err_invalid(ctx, res, "tutor_id",
+                           "tutor_id: user %lld is not assigned to branch %lld", tutor, branch);
             return -1;
         }
     }
@@ -185,14 +186,11 @@ static const char *const conflict = "a group with this name already exists in th
 int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     long long branch, tutor, id;
     jr_rows_t *rows;
     apr_status_t rv;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     branch = jr_json_int(in, "branch_id", 0);
     tutor = jr_json_int(in, "tutor_id", 0);
@@ -219,14 +217,11 @@ int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), branch, tutor;
-    const char *msg = jr_json_validate(p, in, update_fields), *name;
+    const char *name;
     jr_rows_t *rows;
     json_t *t;
     apr_status_t rv;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
         return not_found(ctx, res, rv);
     }
@@ -236,7 +231,8 @@ int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     t = json_object_get(in, "tutor_id");
     tutor = t ? (json_is_null(t) ? 0 : json_integer_value(t)) : jr_rows_int(rows, 0, "tutor_id", 0);
     if (!jr_branch_visible(ctx, branch)) {
-        return jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+        return jr_err_invalid(ctx, res, "branch_id", "branch_id: branch %lld does not exist",
+                              branch);
     }
     /* A tutor named in the body is checked; a kept tutor only when the group changes branch. */
     if (check_group(ctx, res, id, name, branch,

@@ -35,7 +35,7 @@ const jr_stmt_def_t jr_stmts_keys[] = {
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_key_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 100},
     {.name = "scopes", .type = JR_F_STRING_ARRAY, .required = 1, .max_items = 2},
     {.name = "rate_limit_per_min", .type = JR_F_INT, .nullable = 1},
@@ -45,7 +45,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_key_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 100},
     {.name = "scopes", .type = JR_F_STRING_ARRAY, .max_items = 2},
     {.name = "rate_limit_per_min", .type = JR_F_INT},
@@ -56,8 +56,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_keys[] = {
-    {"POST /api/api-keys", create_fields},
-    {"PUT /api/api-keys/:id", update_fields},
+    {"POST /api/api-keys", jr_fields_key_create},
+    {"PUT /api/api-keys/:id", jr_fields_key_update},
     {NULL, NULL},
 };
 
@@ -175,12 +175,13 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
             } else if (!strcmp(s, "write")) {
                 write = 1;
             } else {
-                jr_fail(res, p, 400, "scopes: '%s' is not a scope (allowed: read, write)", s);
+                jr_err_invalid(ctx, res, "scopes",
+                               "scopes: '%s' is not a scope (allowed: read, write)", s);
                 return -1;
             }
         }
         if (!read && !write) {
-            jr_fail(res, p, 400, "scopes must name at least one of read, write");
+            jr_err_invalid(ctx, res, "scopes", "scopes must name at least one of read, write");
             return -1;
         }
         k->scopes = read && write ? "read,write" : read ? "read" : "write";
@@ -188,8 +189,9 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
     if ((v = json_object_get(in, "rate_limit_per_min")) != NULL && !json_is_null(v)) {
         json_int_t n = json_integer_value(v);
         if (n < 1 || n > ctx->cfg->rate_max) {
-            jr_fail(res, p, 400, "rate_limit_per_min must be an integer from 1 to %d",
-                    ctx->cfg->rate_max);
+            jr_err_invalid(ctx, res, "rate_limit_per_min",
+                           "rate_limit_per_min must be an integer from 1 to %d",
+                           ctx->cfg->rate_max);
             return -1;
         }
         k->rate = jr_i64(p, n);
@@ -198,12 +200,13 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
         k->expires_given = 1;
         if (!json_is_null(v)) {
             if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
-                jr_fail(res, p, 400,
-                        "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
+                jr_err_invalid(
+                    ctx, res, "expires_at",
+                    "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
                 return -1;
             }
             if (t <= apr_time_now()) {
-                jr_fail(res, p, 400, "expires_at must be in the future");
+                jr_err_invalid(ctx, res, "expires_at", "expires_at must be in the future");
                 return -1;
             }
             k->expires = jr_iso_time(p, t);
@@ -214,8 +217,8 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
         if (json_is_array(v) && json_array_size(v) == 0) {
             /* "No branch" is no key at all; "every branch" is said with null or by leaving
              * the field out, so an empty list is never read as the widest access. */
-            jr_fail(res, p, 400,
-                    "branch_ids: omit branch_ids or send null for an unrestricted key");
+            jr_err_invalid(ctx, res, "branch_ids",
+                           "branch_ids: omit branch_ids or send null for an unrestricted key");
             return -1;
         }
         if (!json_is_null(v)) {
@@ -227,7 +230,8 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
                 return -1;
             }
             if (missing) {
-                jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
+                jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist",
+                               missing);
                 return -1;
             }
             k->branches = jr_ids_json(p, ids);
@@ -251,14 +255,11 @@ static int reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long l
 int jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *secret, *now = jr_now_iso(p);
+    const char *secret, *now = jr_now_iso(p);
     key_input_t k;
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (read_key_input(ctx, in, &k, res) != 0) {
         return res->status;
     }
@@ -286,14 +287,10 @@ int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields);
     jr_rows_t *rows;
     key_input_t k;
     json_t *out;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (jr_db_select(ctx->db, p, "key_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }

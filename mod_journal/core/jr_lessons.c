@@ -80,7 +80,7 @@ const jr_stmt_def_t jr_stmts_lessons[] = {
 #define TEXT_MAX 20000 /* characters: documented in docs/admin-api.md */
 #define TOPIC_MAX 300
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_report_create[] = {
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "lesson_date", .type = JR_F_STRING, .required = 1},
     {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
@@ -89,7 +89,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_report_update[] = {
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "lesson_date", .type = JR_F_STRING},
     {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
@@ -99,8 +99,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_lessons[] = {
-    {"POST /api/lesson-reports", create_fields},
-    {"PUT /api/lesson-reports/:id", update_fields},
+    {"POST /api/lesson-reports", jr_fields_report_create},
+    {"PUT /api/lesson-reports/:id", jr_fields_report_update},
     {NULL, NULL},
 };
 
@@ -166,7 +166,7 @@ static int query_date(jr_ctx_t *ctx, jr_result_t *res, const char *name, const c
         return 0;
     }
     if (jr_parse_date(v, &y, &m, &d) != 0) {
-        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        jr_err_invalid(ctx, res, name, "%s must be a date YYYY-MM-DD", name);
         return -1;
     }
     *out = v;
@@ -246,18 +246,19 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
     jr_rows_t *rows;
     int y, m, d, h, mi, rc;
     if (jr_parse_date(in->lesson_date, &y, &m, &d) != 0) {
-        jr_fail(res, p, 400, "lesson_date must be a real date YYYY-MM-DD");
+        jr_err_invalid(ctx, res, "lesson_date", "lesson_date must be a real date YYYY-MM-DD");
         return -1;
     }
     if (in->lesson_time && jr_parse_hhmm(in->lesson_time, &h, &mi) != 0) {
-        jr_fail(res, p, 400, "lesson_time must be HH:MM from 00:00 to 23:59");
+        jr_err_invalid(ctx, res, "lesson_time", "lesson_time must be HH:MM from 00:00 to 23:59");
         return -1;
     }
     /* A report keeps its group while that group is in the trash; a new one must be live. */
     if (in->group_id != old_group &&
         (rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
         rc < 0 ? jr_err_db(ctx, res)
-               : jr_fail(res, p, 400, "group_id: group %lld does not exist", in->group_id);
+               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                in->group_id);
         return -1;
     }
     if (jr_db_select(ctx->db, p, "report_taken", &rows,
@@ -279,15 +280,12 @@ static const char *const conflict = "the group already has a lesson report on th
 int jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p), *status;
+    const char *now = jr_now_iso(p), *status;
     report_input_t r;
     jr_rows_t *rows;
     long long id;
     int ai;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     memset(&r, 0, sizeof(r));
     r.group_id = jr_json_int(in, "group_id", 0);
     r.lesson_date = jr_json_str(in, "lesson_date", "");
@@ -355,14 +353,11 @@ int jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    const char *status;
     jr_rows_t *rows;
     report_input_t r;
     json_t *v;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (!(rows = report_row(ctx, res, id))) {
         return res->status;
     }

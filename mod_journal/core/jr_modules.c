@@ -50,14 +50,14 @@ const jr_stmt_def_t jr_stmts_modules[] = {
     {NULL, NULL, NULL},
 };
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_module_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "lessons_count", .type = JR_F_INT, .min = 0, .max = 1000},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = 10000},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_module_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "lessons_count", .type = JR_F_INT, .min = 0, .max = 1000},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = 10000},
@@ -65,8 +65,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_modules[] = {
-    {"POST /api/modules", create_fields},
-    {"PUT /api/modules/:id", update_fields},
+    {"POST /api/modules", jr_fields_module_create},
+    {"PUT /api/modules/:id", jr_fields_module_update},
     {NULL, NULL},
 };
 
@@ -170,13 +170,10 @@ static const char *const conflict = "a module with this name already exists";
 int jr_op_modules_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     if (name_taken(ctx, res, name, 0)) {
         return res->status;
@@ -196,12 +193,9 @@ int jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *name, *desc;
+    const char *name, *desc;
     jr_rows_t *rows;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (jr_db_select(ctx->db, p, "module_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }

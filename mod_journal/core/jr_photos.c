@@ -8,7 +8,6 @@
 #include "jr_entries.h"
 #include "jr_files.h"
 #include "jr_json.h"
-#include "jr_road.h"
 #include "jr_log.h"
 #include "jr_magic.h"
 #include "jr_stmts.h"

@@ -1,50 +1,11 @@
-#include <stdarg.h>
+#include <string.h>
+#include <strings.h>
 
-#include <apr_strings.h>
-
+#include "jr_auth.h"
+#include "jr_bans.h"
+#include "jr_json.h"
+#include "jr_keys.h"
 #include "jr_road.h"
-#include "jr_util.h"
-
-typedef struct {
-    jr_hook_fn *fn;
-    void *baton;
-    int on_commit; /* 1: after a commit, 0: after a rollback */
-} hook_t;
-
-static void hook_add(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton, int on_commit)
-{
-    hook_t *h;
-    if (!ctx->hooks) {
-        ctx->hooks = apr_array_make(ctx->pool, 2, sizeof(hook_t));
-    }
-    h = apr_array_push(ctx->hooks);
-    h->fn = fn;
-    h->baton = baton;
-    h->on_commit = on_commit;
-}
-
-void jr_after_commit(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton)
-{
-    hook_add(ctx, fn, baton, 1);
-}
-
-void jr_on_rollback(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton)
-{
-    hook_add(ctx, fn, baton, 0);
-}
-
-static void hooks_run(jr_ctx_t *ctx, int committed)
-{
-    apr_array_header_t *hooks = ctx->hooks;
-    int i;
-    ctx->hooks = NULL;
-    for (i = 0; hooks && i < hooks->nelts; ++i) {
-        const hook_t *h = &APR_ARRAY_IDX(hooks, i, hook_t);
-        if (h->on_commit == committed) {
-            h->fn(ctx, h->baton);
-        }
-    }
-}
 
 int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr_result_t *res)
 {
@@ -64,76 +25,133 @@ int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr
     } else if (write && !ok) {
         jr_db_rollback(ctx->db);
     }
-    hooks_run(ctx, ok);
+    jr_hooks_run(ctx, ok);
     return res->status;
 }
 
-apr_status_t jr_tx_run(jr_ctx_t *ctx, jr_tx_fn *fn, void *baton)
+/* ---- the steps before the body ---------------------------------------------------------- */
+
+/* Ban: the client address, for key routes (with the key's record read in the same query) and
+ * rows marked BAN (login). */
+static int step_ban(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
+                    jr_result_t *res)
 {
-    apr_status_t rv = jr_db_begin(ctx->db);
-    if (rv != APR_SUCCESS) {
-        return rv;
+    if (route->auth == JR_AUTH_KEY) {
+        return jr_key_ban(ctx, cred->api_key, res);
     }
-    if ((rv = fn(ctx, baton)) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
-        return rv;
+    return !(route->flags & JR_RF_BAN) || jr_ban_check(ctx, res) == 0;
+}
+
+static int step_authenticate(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
+                             jr_result_t *res)
+{
+    switch (route->auth) {
+    case JR_AUTH_SESSION:
+        return jr_auth_session(ctx, cred->session_token, res);
+    case JR_AUTH_KEY:
+        return jr_key_authenticate(ctx, cred->api_key, res);
+    default:
+        return 1;
     }
-    if ((rv = jr_db_commit(ctx->db)) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
+}
+
+static int step_rate_limit(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res)
+{
+    return route->auth != JR_AUTH_KEY || jr_key_rate_limit(ctx, res);
+}
+
+static int step_scope(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res)
+{
+    if (route->auth != JR_AUTH_KEY) {
+        return 1;
     }
-    return rv;
+    return jr_key_scope(ctx, route->scope == JR_SCOPE_METHOD ? -1 : route->scope == JR_SCOPE_WRITE,
+                        res);
 }
 
-int jr_err_db(jr_ctx_t *ctx, jr_result_t *res)
+static int step_role(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res)
 {
-    return jr_fail(res, ctx->pool, 503, "database unavailable");
-}
-
-int jr_err_busy(jr_ctx_t *ctx, jr_result_t *res)
-{
-    return jr_fail(res, ctx->pool, 503, "database busy, try again");
-}
-
-int jr_err_internal(jr_ctx_t *ctx, jr_result_t *res)
-{
-    return jr_fail(res, ctx->pool, 500, "internal error");
-}
-
-int jr_err_not_found(jr_ctx_t *ctx, jr_result_t *res, const char *noun)
-{
-    return jr_fail(res, ctx->pool, 404, "%s not found", noun);
-}
-
-int jr_err_conflict(jr_ctx_t *ctx, jr_result_t *res, const char *fmt, ...)
-{
-    va_list ap;
-    const char *msg;
-    va_start(ap, fmt);
-    msg = jr_pvsprintf(ctx->pool, fmt, ap);
-    va_end(ap);
-    return jr_fail(res, ctx->pool, 409, "%s", msg);
-}
-
-int jr_err_invalid(jr_ctx_t *ctx, jr_result_t *res, const char *field, const char *fmt, ...)
-{
-    va_list ap;
-    const char *msg;
-    (void)field;
-    va_start(ap, fmt);
-    msg = jr_pvsprintf(ctx->pool, fmt, ap);
-    va_end(ap);
-    return jr_fail(res, ctx->pool, 400, "%s", msg);
-}
-
-int jr_err_body(jr_ctx_t *ctx, jr_result_t *res, const char *msg)
-{
-    return jr_fail(res, ctx->pool, 400, "%s", msg);
-}
-
-int jr_err_write(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
-{
-    if (conflict_msg && jr_db_unique_violation(ctx->db)) {
-        return jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+    if ((route->flags & JR_RF_ADMIN) && ctx->who.role != JR_ROLE_ADMIN) {
+        jr_fail(res, ctx->pool, 403, "this operation requires the admin role");
+        return 0;
     }
-    return jr_err_internal(ctx, res);
+    return 1;
+}
+
+int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
+                         jr_result_t *res)
+{
+    return step_ban(ctx, route, cred, res) && step_authenticate(ctx, route, cred, res) &&
+           step_rate_limit(ctx, route, res) && step_scope(ctx, route, res) &&
+           step_role(ctx, route, res);
+}
+
+/* ---- the body ---------------------------------------------------------------------------- */
+
+static int is_json_type(const char *ct)
+{
+    const char *semi;
+    size_t n;
+    if (!ct) {
+        return 0;
+    }
+    while (*ct == ' ') {
+        ++ct;
+    }
+    semi = strchr(ct, ';');
+    n = semi ? (size_t)(semi - ct) : strlen(ct);
+    while (n > 0 && ct[n - 1] == ' ') {
+        --n;
+    }
+    if (n == 16 && !strncasecmp(ct, "application/json", 16)) {
+        return 1;
+    }
+    /* application/<anything>+json */
+    return n > 17 && !strncasecmp(ct, "application/", 12) && !strncasecmp(ct + n - 5, "+json", 5);
+}
+
+int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                       jr_result_t *res)
+{
+    if ((route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) &&
+        !is_json_type(content_type)) {
+        jr_fail(res, ctx->pool, 415, "Content-Type must be application/json");
+        return 0;
+    }
+    return 1;
+}
+
+int jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
+                   const char *body, size_t len, jr_result_t *res)
+{
+    const json_t *in = NULL;
+    int has_body = body && len > 0;
+
+    if (route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) {
+        if (has_body) {
+            const char *err = NULL;
+            json_t *j;
+            if (!jr_request_type_ok(ctx, route, content_type, res)) {
+                return res->status;
+            }
+            if (!(j = jr_json_parse(ctx->pool, body, len, &err))) {
+                return jr_fail(res, ctx->pool, 400, "%s", err);
+            }
+            if (!json_is_object(j)) {
+                return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
+            }
+            in = j;
+        } else if (route->body == JR_BODY_JSON) {
+            return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
+        } else {
+            in = jr_json_own(ctx->pool, json_object());
+        }
+    }
+    if (route->fields && in) {
+        const char *msg = jr_json_validate(ctx->pool, in, route->fields);
+        if (msg) {
+            return jr_err_body(ctx, res, msg);
+        }
+    }
+    return jr_road_op(ctx, route->op, route->flags, in, res);
 }

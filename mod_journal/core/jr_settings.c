@@ -249,14 +249,14 @@ int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *v;
 
     if (json_object_size(in) == 0) {
-        return jr_fail(res, p, 400, "the body must name at least one setting");
+        return jr_err_invalid(ctx, res, NULL, "the body must name at least one setting");
     }
     /* Everything is checked before anything is written: all or nothing. */
     json_object_foreach((json_t *)in, name, v) {
         const setting_def_t *d = def_of(name);
         const char *text;
         if (!d) {
-            return jr_fail(res, p, 400, "unknown setting '%s'", name);
+            return jr_err_invalid(ctx, res, name, "unknown setting '%s'", name);
         }
         if (!(text = check_value(p, d, v, &err))) {
             return jr_fail(res, p, 400, "%s", err);

@@ -10,7 +10,6 @@
 
 #include "jr_crypt.h"
 #include "jr_log.h"
-#include "jr_road.h"
 #include "jr_storage.h"
 
 /* Owner-only, like the files (apr_file_mktemp makes them 0600 and a rename keeps that). */

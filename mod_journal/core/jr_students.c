@@ -42,14 +42,14 @@ const jr_stmt_def_t jr_stmts_students[] = {
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_student_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_student_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
@@ -57,8 +57,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_students[] = {
-    {"POST /api/students", create_fields},
-    {"PUT /api/students/:id", update_fields},
+    {"POST /api/students", jr_fields_student_create},
+    {"PUT /api/students/:id", jr_fields_student_update},
     {NULL, NULL},
 };
 
@@ -156,19 +156,17 @@ int jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 int jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     long long group, id;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     group = jr_json_int(in, "group_id", 0);
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
         return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
     if (jr_db_select(ctx->db, p, "student_insert", &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
@@ -187,13 +185,10 @@ int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), group;
-    const char *msg = jr_json_validate(p, in, update_fields), *name, *notes;
+    const char *name, *notes;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
@@ -206,7 +201,8 @@ int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
         return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
     if (jr_db_exec(ctx->db, p, "student_update", NULL,
                    JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),

@@ -45,7 +45,7 @@ const jr_stmt_def_t jr_stmts_users[] = {
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_user_create[] = {
     {.name = "username", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 64},
     {.name = "password", .type = JR_F_STRING, .required = 1, .min = 8, .max = 72},
     {.name = "role", .type = JR_F_STRING, .required = 1},
@@ -54,7 +54,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_user_update[] = {
     {.name = "username", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 64},
     {.name = "password", .type = JR_F_STRING, .min = 8, .max = 72},
     {.name = "role", .type = JR_F_STRING},
@@ -64,8 +64,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_users[] = {
-    {"POST /api/users", create_fields},
-    {"PUT /api/users/:id", update_fields},
+    {"POST /api/users", jr_fields_user_create},
+    {"PUT /api/users/:id", jr_fields_user_update},
     {NULL, NULL},
 };
 
@@ -197,11 +197,11 @@ static int read_user_input(jr_ctx_t *ctx, const json_t *in, long long self_id, u
     }
     if ((u->role = jr_json_str(in, "role", NULL)) && strcmp(u->role, "admin") &&
         strcmp(u->role, "tutor")) {
-        jr_fail(res, p, 400, "role must be 'admin' or 'tutor'");
+        jr_err_invalid(ctx, res, "role", "role must be 'admin' or 'tutor'");
         return -1;
     }
     if (password && strlen(password) > 72) {
-        jr_fail(res, p, 400, "password must be at most 72 bytes");
+        jr_err_invalid(ctx, res, "password", "password must be at most 72 bytes");
         return -1;
     }
     if ((v = json_object_get(in, "active")) != NULL) {
@@ -215,7 +215,8 @@ static int read_user_input(jr_ctx_t *ctx, const json_t *in, long long self_id, u
             return -1;
         }
         if (missing) {
-            jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
+            jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist",
+                           missing);
             return -1;
         }
     }
@@ -257,15 +258,12 @@ static apr_status_t write_branches(jr_ctx_t *ctx, long long uid, const apr_array
 int jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    const char *now = jr_now_iso(p);
     user_input_t u;
     jr_rows_t *rows;
     long long uid;
     json_t *user;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (read_user_input(ctx, in, 0, &u, res) != 0) {
         return res->status;
     }
@@ -308,14 +306,10 @@ int jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields);
     json_t *target, *user;
     user_input_t u;
     int removing, dberr;
 
-    if (msg) {
-        return jr_err_body(ctx, res, msg);
-    }
     if (!(target = jr_user_load(ctx, id))) {
         return jr_err_not_found(ctx, res, "user");
     }

@@ -6,6 +6,7 @@
 #include <apr_pools.h>
 
 #include "jr_ops.h"
+#include "jr_road.h"
 #include "unit.h"
 
 extern apr_pool_t *fx_pool;
