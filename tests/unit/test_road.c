@@ -1,6 +1,7 @@
 /* The road around an operation: the transaction of a writing route, the hooks that follow its
  * end, jr_tx_run, and the standard answers. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops_fixture.h"
 
@@ -114,6 +115,53 @@ START_TEST(standard_answers)
 }
 END_TEST
 
+/* The route data the road acts on: a key route names its scope, a JSON route its field table
+ * (login and settings check theirs in the operation), a route that changes runs in the
+ * road's transaction (login and logout write one statement at a time). */
+START_TEST(route_rows_carry_their_data)
+{
+    const jr_route_t *tables[] = {jr_routes_admin, jr_routes_v1}, *rt;
+    size_t i;
+    for (i = 0; i < 2; ++i) {
+        for (rt = tables[i]; rt->method; ++rt) {
+            int changes = strcmp(rt->method, "GET") != 0;
+            int own_body = rt->op == jr_op_login || rt->op == jr_op_settings_put;
+            ck_assert_msg(rt->auth != JR_AUTH_KEY ||
+                              rt->scope == (changes ? JR_SCOPE_WRITE : JR_SCOPE_READ),
+                          "%s %s: scope", rt->method, rt->pattern);
+            ck_assert_msg(rt->auth == JR_AUTH_KEY || rt->scope == JR_SCOPE_NONE, "%s %s: scope",
+                          rt->method, rt->pattern);
+            ck_assert_msg((rt->body == JR_BODY_JSON && !own_body) == (rt->fields != NULL),
+                          "%s %s: field table", rt->method, rt->pattern);
+            ck_assert_msg(changes == ((rt->flags & JR_RF_WRITE) != 0) ||
+                              rt->op == jr_op_login || rt->op == jr_op_logout,
+                          "%s %s: transaction", rt->method, rt->pattern);
+        }
+        /* The "no route" row: on /api/v1 a key and the method's scope first. */
+        ck_assert_ptr_eq(rt->op, jr_op_no_route);
+        ck_assert_ptr_eq(jr_route_none(tables[i]), rt);
+    }
+    ck_assert_int_eq(jr_route_none(jr_routes_v1)->auth, JR_AUTH_KEY);
+    ck_assert_int_eq(jr_route_none(jr_routes_v1)->scope, JR_SCOPE_METHOD);
+    ck_assert(jr_route_none(jr_routes_admin)->flags & JR_RF_NO_DB);
+}
+END_TEST
+
+START_TEST(no_route_answers)
+{
+    jr_result_t res;
+    jr_result_init(&res, fx_pool);
+    fx_ctx.method = "PATCH";
+    fx_ctx.allow = NULL;
+    EXPECT((jr_op_no_route(&fx_ctx, NULL, &res), res), 404, "not found");
+    jr_result_init(&res, fx_pool);
+    fx_ctx.allow = "GET, HEAD";
+    ck_assert_int_eq(jr_op_no_route(&fx_ctx, NULL, &res), 405);
+    ck_assert_str_eq(fx_error(&res), "method PATCH is not allowed here (allowed: GET, HEAD)");
+    ck_assert_str_eq(apr_table_get(res.headers, "Allow"), "GET, HEAD");
+}
+END_TEST
+
 Suite *suite_road(void)
 {
     Suite *s = suite_create("road");
@@ -123,5 +171,7 @@ Suite *suite_road(void)
     tcase_add_test(tc, read_route_has_no_transaction);
     tcase_add_test(tc, tx_run_commits_or_rolls_back);
     tcase_add_test(tc, standard_answers);
+    tcase_add_test(tc, route_rows_carry_their_data);
+    tcase_add_test(tc, no_route_answers);
     return s;
 }
