@@ -472,20 +472,39 @@ static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
     }
 }
 
+/* The route step: the request's row, or the table's "no route" row (ctx->allow set for a
+ * 405); *found says which. NULL for TRACE, with ctx->allow set for its 405. */
+static const jr_route_t *find_route(request_rec *r, jr_ctx_t *ctx, int *found)
+{
+    const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/", *allow = NULL;
+    const jr_route_t *table = jr_routes_for(path, &ctx->iface), *route = NULL;
+    jr_match_e match = jr_route_match(table, r->pool, r->method, path, &route, ctx->params, &allow);
+    *found = match == JR_ROUTE_FOUND;
+    ctx->allow = match == JR_ROUTE_BAD_METHOD ? allow : NULL;
+    if (r->method_number == M_TRACE) {
+        /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
+         * before any key check. Only /api tells which methods a known path has; /api/v1
+         * never reveals without a key whether a path exists. */
+        if (ctx->iface != JR_IF_ADMIN || !ctx->allow) {
+            ctx->allow = MJ_METHODS;
+        }
+        return NULL;
+    }
+    return *found ? route : jr_route_none(table);
+}
+
 int mj_handler(request_rec *r)
 {
     jr_config_t *conf;
-    const jr_route_t *table, *route = NULL;
-    const char *allow = NULL, *qerr = NULL;
-    const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";
+    const jr_route_t *route;
+    const char *qerr = NULL;
     jr_credentials_t cred;
     jr_result_t res;
     jr_ctx_t ctx;
     mj_stream_t st = {r, &res, NULL, 0, 0};
     char *body = NULL;
     apr_size_t len = 0;
-    int status;
-    jr_match_e match;
+    int status, found;
 
     if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
         return DECLINED;
@@ -493,19 +512,9 @@ int mj_handler(request_rec *r)
     conf = mj_conf(r->server);
     init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);
-    table = jr_routes_for(path, &ctx.iface);
-    match = jr_route_match(table, r->pool, r->method, path, &route, ctx.params, &allow);
-    if (r->method_number == M_TRACE) {
-        /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
-         * before any key check. Only /api tells which methods a known path has; /api/v1
-         * never reveals without a key whether a path exists. */
-        ctx.allow = ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD ? allow : MJ_METHODS;
+    if (!(route = find_route(r, &ctx, &found))) {
         jr_op_no_route(&ctx, NULL, &res);
         return refuse(r, &res);
-    }
-    if (match != JR_ROUTE_FOUND) {
-        route = jr_route_none(table);
-        ctx.allow = match == JR_ROUTE_BAD_METHOD ? allow : NULL;
     }
     /* Every refusal that does not need the body comes before it is read. */
     if (!(route->flags & JR_RF_NO_DB) && !acquire_db(r, &ctx) &&
@@ -516,7 +525,7 @@ int mj_handler(request_rec *r)
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
         return refuse(r, &res);
     }
-    if (match != JR_ROUTE_FOUND) { /* 404 or 405, from the headers too */
+    if (!found) { /* 404 or 405, from the headers too */
         route->op(&ctx, NULL, &res);
         return refuse(r, &res);
     }

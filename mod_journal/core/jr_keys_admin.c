@@ -156,35 +156,92 @@ typedef struct {
     int expires_given, branches_given;
 } key_input_t;
 
-static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_result_t *res)
+/* scopes: a list of read and write, at least one. 0, or -1 with the answer in res. */
+static int read_scopes(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
 {
-    apr_pool_t *p = ctx->pool;
-    json_t *v;
-    apr_time_t t;
-
-    memset(k, 0, sizeof(*k));
-    k->name = jr_json_trimmed(p, in, "name");
-    if ((v = json_object_get(in, "scopes")) != NULL) {
-        int read = 0, write = 0;
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e) {
-            const char *s = json_string_value(e);
-            if (!strcmp(s, "read")) {
-                read = 1;
-            } else if (!strcmp(s, "write")) {
-                write = 1;
-            } else {
-                jr_err_invalid(ctx, res, "scopes",
-                               "scopes: '%s' is not a scope (allowed: read, write)", s);
-                return -1;
-            }
-        }
-        if (!read && !write) {
-            jr_err_invalid(ctx, res, "scopes", "scopes must name at least one of read, write");
+    int read = 0, write = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach((json_t *)v, i, e) {
+        const char *s = json_string_value(e);
+        if (!strcmp(s, "read")) {
+            read = 1;
+        } else if (!strcmp(s, "write")) {
+            write = 1;
+        } else {
+            jr_err_invalid(ctx, res, "scopes",
+                           "scopes: '%s' is not a scope (allowed: read, write)", s);
             return -1;
         }
-        k->scopes = read && write ? "read,write" : read ? "read" : "write";
+    }
+    if (!read && !write) {
+        jr_err_invalid(ctx, res, "scopes", "scopes must name at least one of read, write");
+        return -1;
+    }
+    k->scopes = read && write ? "read,write" : read ? "read" : "write";
+    return 0;
+}
+
+/* expires_at: null, or an ISO 8601 time in the future. */
+static int read_expiry(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
+{
+    apr_time_t t;
+    k->expires_given = 1;
+    if (json_is_null(v)) {
+        return 0;
+    }
+    if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
+        jr_err_invalid(ctx, res, "expires_at",
+                       "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
+        return -1;
+    }
+    if (t <= apr_time_now()) {
+        jr_err_invalid(ctx, res, "expires_at", "expires_at must be in the future");
+        return -1;
+    }
+    k->expires = jr_iso_time(ctx->pool, t);
+    return 0;
+}
+
+/* branch_ids: null (every branch) or branches that exist; never an empty list. */
+static int read_branches(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
+{
+    apr_array_header_t *ids;
+    apr_status_t rv;
+    long long missing;
+    k->branches_given = 1;
+    if (json_is_array(v) && json_array_size(v) == 0) {
+        /* "No branch" is no key at all; "every branch" is said with null or by leaving
+         * the field out, so an empty list is never read as the widest access. */
+        jr_err_invalid(ctx, res, "branch_ids",
+                       "branch_ids: omit branch_ids or send null for an unrestricted key");
+        return -1;
+    }
+    if (json_is_null(v)) {
+        return 0;
+    }
+    ids = jr_ids_from_json(ctx->pool, v);
+    missing = jr_branches_missing(ctx, ids, &rv);
+    if (rv != APR_SUCCESS) {
+        jr_err_db(ctx, res);
+        return -1;
+    }
+    if (missing) {
+        jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist", missing);
+        return -1;
+    }
+    k->branches = jr_ids_json(ctx->pool, ids);
+    return 0;
+}
+
+/* The key's fields from a body the route checked. 0, or -1 with the answer in res. */
+static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_result_t *res)
+{
+    json_t *v;
+    memset(k, 0, sizeof(*k));
+    k->name = jr_json_trimmed(ctx->pool, in, "name");
+    if ((v = json_object_get(in, "scopes")) != NULL && read_scopes(ctx, v, k, res) != 0) {
+        return -1;
     }
     if ((v = json_object_get(in, "rate_limit_per_min")) != NULL && !json_is_null(v)) {
         json_int_t n = json_integer_value(v);
@@ -194,48 +251,13 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
                            ctx->cfg->rate_max);
             return -1;
         }
-        k->rate = jr_i64(p, n);
+        k->rate = jr_i64(ctx->pool, n);
     }
-    if ((v = json_object_get(in, "expires_at")) != NULL) {
-        k->expires_given = 1;
-        if (!json_is_null(v)) {
-            if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
-                jr_err_invalid(
-                    ctx, res, "expires_at",
-                    "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
-                return -1;
-            }
-            if (t <= apr_time_now()) {
-                jr_err_invalid(ctx, res, "expires_at", "expires_at must be in the future");
-                return -1;
-            }
-            k->expires = jr_iso_time(p, t);
-        }
+    if ((v = json_object_get(in, "expires_at")) != NULL && read_expiry(ctx, v, k, res) != 0) {
+        return -1;
     }
-    if ((v = json_object_get(in, "branch_ids")) != NULL) {
-        k->branches_given = 1;
-        if (json_is_array(v) && json_array_size(v) == 0) {
-            /* "No branch" is no key at all; "every branch" is said with null or by leaving
-             * the field out, so an empty list is never read as the widest access. */
-            jr_err_invalid(ctx, res, "branch_ids",
-                           "branch_ids: omit branch_ids or send null for an unrestricted key");
-            return -1;
-        }
-        if (!json_is_null(v)) {
-            apr_array_header_t *ids = jr_ids_from_json(p, v);
-            apr_status_t rv;
-            long long missing = jr_branches_missing(ctx, ids, &rv);
-            if (rv != APR_SUCCESS) {
-                jr_err_db(ctx, res);
-                return -1;
-            }
-            if (missing) {
-                jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist",
-                               missing);
-                return -1;
-            }
-            k->branches = jr_ids_json(p, ids);
-        }
+    if ((v = json_object_get(in, "branch_ids")) != NULL && read_branches(ctx, v, k, res) != 0) {
+        return -1;
     }
     return 0;
 }

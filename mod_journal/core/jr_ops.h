@@ -2,7 +2,6 @@
 #ifndef JR_OPS_H
 #define JR_OPS_H
 
-#include "jr_files.h"
 #include "jr_router.h"
 
 /* Body field tables of the routes (jr_routes.c), one per operation that takes a JSON body. */

@@ -1,4 +1,5 @@
 /* The route tables: which endpoints exist, at a glance. */
+#include "jr_files.h"
 #include "jr_ops.h"
 
 #define ADMIN JR_RF_ADMIN
