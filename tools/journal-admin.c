@@ -16,6 +16,7 @@
 #include "jr_json.h"
 #include "jr_migrate.h"
 #include "jr_ops.h"
+#include "jr_road.h"
 #include "jr_util.h"
 #include "ja_backup.h"
 #include "ja_conf.h"
@@ -221,9 +222,7 @@ static int cmd_create_user(apr_pool_t *p, const opts_t *o, const char *name)
     }
     in = jr_json_own(p, json_pack("{s:s, s:s, s:s, s:o}", "username", name, "password", pw,
                                   "role", o->role, "branch_ids", branches));
-    if (jr_op_users_create(&ctx, in, &res) != APR_SUCCESS) {
-        return fail("%s", "internal error");
-    }
+    jr_road_op(&ctx, jr_op_users_create, JR_RF_WRITE, in, &res);
     return report(&res, apr_psprintf(p, "user %s created", name));
 }
 
@@ -248,10 +247,8 @@ static int cmd_set_password(apr_pool_t *p, const opts_t *o, const char *name)
     console_ctx(&ctx, p, db, &cfg, o);
     jr_result_init(&res, p);
     apr_table_setn(ctx.params, "id", jr_i64(p, id));
-    if (jr_op_users_update(&ctx, jr_json_own(p, json_pack("{s:s}", "password", pw)), &res) !=
-        APR_SUCCESS) {
-        return fail("%s", "internal error");
-    }
+    jr_road_op(&ctx, jr_op_users_update, JR_RF_WRITE,
+               jr_json_own(p, json_pack("{s:s}", "password", pw)), &res);
     return report(&res, apr_psprintf(p, "password of %s changed; their sessions ended", name));
 }
 

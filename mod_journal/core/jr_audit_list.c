@@ -54,7 +54,7 @@ static int parse_actor(const char *s, const char **user, const char **key)
     return 0;
 }
 
-apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *type = apr_table_get(ctx->query, "entity_type");
@@ -68,10 +68,10 @@ apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     int i;
 
     if (jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (actor && *actor && parse_actor(actor, &user, &key) != 0) {
-        return jr_fail(res, p, 400, "actor must be user:ID, key:ID or a user id");
+        return jr_err_invalid(ctx, res, "actor", "actor must be user:ID, key:ID or a user id");
     }
     if (via && *via) {
         if (!strcmp(via, "true") || !strcmp(via, "1")) {
@@ -79,7 +79,7 @@ apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         } else if (!strcmp(via, "false") || !strcmp(via, "0")) {
             v = "0";
         } else {
-            return jr_fail(res, p, 400, "via_api_key must be true or false");
+            return jr_err_invalid(ctx, res, "via_api_key", "via_api_key must be true or false");
         }
     }
     type = type && *type ? type : NULL;
@@ -89,7 +89,7 @@ apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                              jr_i64(p, offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, JR_Q_AUDIT_COUNT, &count,
                      JR_ARGS(type, type, ent, ent, user, user, key, key, v, v)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows; ++i) {

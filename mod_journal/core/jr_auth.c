@@ -71,7 +71,7 @@ int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
     hash = jr_sha256_hex(p, token, strlen(token));
     if (jr_db_select(ctx->db, p, JR_Q_SESSION_LOOKUP, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
@@ -84,7 +84,7 @@ int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
     ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
     ctx->who.session_hash = hash;
     if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     jr_identity_set_branches(ctx, branches);
@@ -146,7 +146,7 @@ static int throttle_attempt(jr_ctx_t *ctx, const char *account, const char *sour
     return 0;
 }
 
-/* Checks a login body: ban, honeypot, shape, the account's throttle, the password. Returns
+/* Checks a login body: honeypot, shape, the account's throttle, the password. Returns
  * the user's id, or 0 with res filled. */
 static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -156,16 +156,14 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     int ok;
 
-    if (jr_ban_check(ctx, res) != 0) {
-        return 0;
-    }
+    /* The road checked the address's ban (the route is marked BAN). */
     if (honeypot_filled(in)) {
         jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
         jr_ban_refuse(ctx, res);
         return 0;
     }
     if ((msg = jr_json_validate(p, in, login_fields)) != NULL) {
-        jr_fail(res, p, 400, "%s", msg);
+        jr_err_body(ctx, res, msg);
         return 0;
     }
     if (!ctx->counters) {
@@ -176,7 +174,7 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
     password = jr_json_str(in, "password", "");
     if (jr_db_select(ctx->db, p, JR_Q_LOGIN_USER, &rows, JR_ARGS(username)) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     /* Unknown names are throttled exactly like real ones: a 429 tells nothing either. */
@@ -208,7 +206,7 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_rows_int(rows, 0, "id", 0);
 }
 
-apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *token, *expires;
@@ -216,43 +214,37 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *user;
 
     if (!(uid = login_verify(ctx, in, res))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     token = jr_new_token(p);
     if (!token) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     expires = jr_iso_time(p, apr_time_now() + apr_time_from_sec(ctx->cfg->session_ttl));
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, JR_Q_SESSION_PURGE, NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
         jr_db_exec(ctx->db, p, JR_Q_SESSION_INSERT, NULL,
                    JR_ARGS(jr_sha256_hex(p, token, strlen(token)), jr_i64(p, uid), jr_now_iso(p),
                            expires, ctx->client_ip)) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     ctx->who.user_id = uid;
     if (!(user = jr_user_load(ctx, uid))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200,
                     json_pack("{s:s, s:s, s:O}", "token", token, "expires_at", expires, "user", user));
 }
 
-apr_status_t jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     if (jr_db_exec(ctx->db, ctx->pool, JR_Q_SESSION_DELETE, NULL, JR_ARGS(ctx->who.session_hash)) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply_ok(res, ctx->pool);
 }
 
-apr_status_t jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *user = jr_user_load(ctx, ctx->who.user_id);
     if (!user) {

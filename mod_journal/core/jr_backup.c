@@ -407,7 +407,7 @@ static json_t *info_json(const jr_backup_info_t *b)
                      b->counts);
 }
 
-apr_status_t jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_backup_info_t b;
     const char *err;
@@ -443,7 +443,7 @@ apr_array_header_t *jr_backup_names(apr_pool_t *p, const char *data_dir, apr_tim
     return names;
 }
 
-apr_status_t jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     apr_time_t newest;
@@ -472,13 +472,13 @@ static const char *named_backup(jr_ctx_t *ctx, jr_result_t *res, apr_finfo_t *fi
     if (!path || apr_stat(fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE,
                           ctx->pool) != APR_SUCCESS ||
         fi->filetype != APR_REG) {
-        jr_fail(res, ctx->pool, 404, "backup not found");
+        jr_err_not_found(ctx, res, "backup");
         return NULL;
     }
     return path;
 }
 
-apr_status_t jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_file_reply_t *f;
     apr_finfo_t fi;
@@ -500,26 +500,19 @@ apr_status_t jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t
     return APR_SUCCESS;
 }
 
-apr_status_t jr_op_backups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_finfo_t fi;
     const char *path = named_backup(ctx, res, &fi);
     if (!path) {
         return APR_SUCCESS;
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_audit_ref(ctx, "delete", "backup", apr_table_get(ctx->params, "name"), NULL) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (apr_file_remove(path, ctx->pool) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
         return jr_fail(res, ctx->pool, 500, "the backup could not be deleted");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     return jr_reply_ok(res, ctx->pool);
 }

@@ -26,7 +26,7 @@ const char *jr_ip_subject(apr_pool_t *p, const char *ip)
     return inet_ntop(AF_INET6, &a, buf, sizeof(buf)) ? apr_pstrcat(p, buf, "/64", NULL) : ip;
 }
 
-apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
+int jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
 {
     return jr_fail(res, ctx->pool, 403, "this IP address is banned; ask an administrator");
 }
@@ -40,7 +40,7 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_BAN_CHECK, &rows,
                      JR_ARGS(ctx->client_ip, jr_ip_subject(ctx->pool, ctx->client_ip),
                              jr_now_iso(ctx->pool))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     if (rows->nrows > 0) {
@@ -50,34 +50,41 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
     return 0;
 }
 
-apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
+typedef struct {
+    const char *subject, *reason, *until;
+} ban_t;
+
+/* The ban's rows, in jr_tx_run's transaction: it stands whatever the request answers. */
+static apr_status_t ban_write(jr_ctx_t *ctx, void *baton)
 {
+    const ban_t *b = baton;
     apr_pool_t *p = ctx->pool;
     const char *now = jr_now_iso(p);
-    const char *until = jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration));
-    const char *subject = jr_ip_subject(p, ctx->client_ip);
     apr_status_t rv;
-
-    if (!subject) {
-        return APR_EINVAL;
-    }
-    if ((rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
-        return rv;
-    }
     /* Expired rows are cleared whenever a ban is written: the table stays small. */
     if ((rv = jr_db_exec(ctx->db, p, JR_Q_BANS_PURGE, NULL, JR_ARGS(now))) != APR_SUCCESS ||
         (rv = jr_db_exec(ctx->db, p, JR_Q_BAN_UPSERT, NULL,
-                         JR_ARGS(subject, reason, now, until))) != APR_SUCCESS ||
-        (rv = jr_audit_ref(ctx, "ban", "ip", subject,
-                           jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS ||
-        (rv = jr_notify(ctx, "ban.created", 0, "ip_ban", 0, "IP address banned",
-                        apr_psprintf(p, "%s until %s (%s)", subject, until, reason))) !=
-            APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
+                         JR_ARGS(b->subject, b->reason, now, b->until))) != APR_SUCCESS ||
+        (rv = jr_audit_ref(ctx, "ban", "ip", b->subject,
+                           jr_json_own(p, json_pack("[s]", b->reason)))) != APR_SUCCESS) {
         return rv;
     }
-    if ((rv = jr_db_commit(ctx->db)) == APR_SUCCESS) {
-        JR_LOG(JR03001, 0, "banned %s until %s (%s)", subject, until, reason);
+    return jr_notify(ctx, "ban.created", 0, "ip_ban", 0, "IP address banned",
+                     apr_psprintf(p, "%s until %s (%s)", b->subject, b->until, b->reason));
+}
+
+apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
+{
+    apr_pool_t *p = ctx->pool;
+    ban_t b = {jr_ip_subject(p, ctx->client_ip), reason,
+               jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration))};
+    apr_status_t rv;
+
+    if (!b.subject) {
+        return APR_EINVAL;
+    }
+    if ((rv = jr_tx_run(ctx, ban_write, &b)) == APR_SUCCESS) {
+        JR_LOG(JR03001, 0, "banned %s until %s (%s)", b.subject, b.until, reason);
     }
     return rv;
 }
@@ -96,14 +103,14 @@ int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int win
     return jr_ban_add(ctx, reason, duration) == APR_SUCCESS;
 }
 
-apr_status_t jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
     json_t *out;
     int i;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_BANS_LIST, &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     out = json_array();
     for (i = 0; i < rows->nrows; ++i) {
@@ -129,28 +136,26 @@ static const char *unban_subject(apr_pool_t *p, const char *given)
     return jr_ip_subject(p, given);
 }
 
-apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+/* A lifted ban starts from a clean slate, or the next failure would ban again. */
+static void clear_failures(jr_ctx_t *ctx, void *subject)
+{
+    if (ctx->counters) {
+        ctx->counters->ops->fail_clear(ctx->counters, subject);
+    }
+}
+
+int jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ip = apr_table_get(ctx->params, "ip"), *subject = unban_subject(p, ip);
     int n = 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, JR_Q_BAN_DELETE, &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
         (n > 0 && jr_audit_ref(ctx, "unban", "ip", subject, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
         return jr_fail(res, p, 404, "no ban for %s", ip);
     }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    /* A lifted ban starts from a clean slate, or the next failure would ban again. */
-    if (ctx->counters) {
-        ctx->counters->ops->fail_clear(ctx->counters, subject);
-    }
+    jr_after_commit(ctx, clear_failures, (void *)subject);
     return jr_reply_ok(res, p);
 }

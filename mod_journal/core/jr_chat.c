@@ -13,13 +13,13 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-static const jr_field_t message_fields[] = {
+const jr_field_t jr_fields_chat_message[] = {
     {.name = "text", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 4000},
     {NULL},
 };
 
 const jr_field_spec_t jr_fields_chat[] = {
-    {"POST /api/chat/threads/:tutorId/messages", message_fields},
+    {"POST /api/chat/threads/:tutorId/messages", jr_fields_chat_message},
     {NULL, NULL},
 };
 
@@ -40,22 +40,22 @@ static long long thread_of(jr_ctx_t *ctx, jr_result_t *res)
     long long tutor = jr_param_id(ctx, "tutorId");
     jr_rows_t *rows;
     if (ctx->who.role != JR_ROLE_ADMIN && tutor != ctx->who.user_id) {
-        jr_fail(res, ctx->pool, 404, "chat thread not found");
+        jr_err_not_found(ctx, res, "chat thread");
         return 0;
     }
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_CHAT_TUTOR, &rows,
                      JR_ARGS(jr_i64(ctx->pool, tutor))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
-        jr_fail(res, ctx->pool, 404, "chat thread not found");
+        jr_err_not_found(ctx, res, "chat thread");
         return 0;
     }
     return tutor;
 }
 
-apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *me = jr_i64(p, ctx->who.user_id);
@@ -69,7 +69,7 @@ apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     }
     if (jr_db_select(ctx->db, p, JR_Q_CHAT_THREADS, &rows, JR_ARGS(me, me, only, only)) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
     jr_jw_arr(&w);
@@ -90,7 +90,7 @@ apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long tutor, limit, offset, before;
@@ -105,7 +105,7 @@ apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (jr_db_select(ctx->db, p, JR_Q_CHAT_MESSAGES, &rows,
                      JR_ARGS(jr_i64(p, tutor), jr_opt_i64(p, before), jr_opt_i64(p, before),
                              jr_i64(p, limit))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     /* The newest `limit` before before_id, oldest first: a page reads top to bottom. */
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
@@ -117,50 +117,43 @@ apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_chat_post(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_post(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, message_fields);
     long long tutor;
     jr_rows_t *rows;
     jr_jw_t w;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
-    if (!(tutor = thread_of(ctx, res)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (!(tutor = thread_of(ctx, res))) {
+        return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_CHAT_INSERT, &rows,
                      JR_ARGS(jr_i64(p, tutor), jr_i64(p, ctx->who.user_id),
                              jr_json_trimmed(p, in, "text"), jr_now_iso(p))) != APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     jr_jw_init(&w, p, 512);
     write_message(&w, rows, 0);
     if (jr_event(ctx, "chat_message", 0, "chat_thread", tutor, jr_jw_done(&w, NULL)) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_raw(res, 201, jr_jw_done(&w, NULL), strlen(jr_jw_done(&w, NULL)));
 }
 
-apr_status_t jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long tutor, last;
     jr_rows_t *rows;
     const char *payload;
 
-    if (!(tutor = thread_of(ctx, res)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (!(tutor = thread_of(ctx, res))) {
+        return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_CHAT_LAST, &rows, JR_ARGS(jr_i64(p, tutor))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     last = jr_rows_int(rows, 0, "last", 0);
     payload = jr_psprintf(p, "{\"tutor_id\":%lld,\"user_id\":%lld,\"last_read_id\":%lld}", tutor,
@@ -169,10 +162,7 @@ apr_status_t jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                    JR_ARGS(jr_i64(p, tutor), jr_i64(p, ctx->who.user_id), jr_i64(p, last))) !=
             APR_SUCCESS ||
         jr_event(ctx, "chat_read", 0, "chat_thread", tutor, payload) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_raw(res, 200, payload, strlen(payload));
 }

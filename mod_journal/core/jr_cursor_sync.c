@@ -197,7 +197,7 @@ apr_status_t jr_sync_list(jr_ctx_t *ctx, jr_result_t *res, const jr_sync_def_t *
     }
     if (run(ctx, def->stmt, NULL, &pos, until, &recs) != APR_SUCCESS ||
         (pos.deleted && run(ctx, JR_Q_SYNC_TOMBSTONES, def->entity, &pos, until, &t) != APR_SUCCESS)) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (pos.deleted) {
         tombs = t;

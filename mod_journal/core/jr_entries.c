@@ -19,7 +19,7 @@
 #define ID_MAX 9007199254740991LL
 #define DESCRIPTION_MAX 20000
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_entry_create[] = {
     {.name = "student_name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -27,7 +27,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_entry_update[] = {
     {.name = "student_name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -36,8 +36,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_entries[] = {
-    {"POST /api/entries", create_fields},
-    {"PUT /api/entries/:id", update_fields},
+    {"POST /api/entries", jr_fields_entry_create},
+    {"PUT /api/entries/:id", jr_fields_entry_update},
     {NULL, NULL},
 };
 
@@ -80,8 +80,7 @@ int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
 
 apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char *what)
 {
-    return rc < 0 ? jr_fail(res, ctx->pool, 503, "database unavailable")
-                  : jr_fail(res, ctx->pool, 404, "%s not found", what);
+    return rc < 0 ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, what);
 }
 
 /* Column indexes of an entry row, resolved once per result. */
@@ -167,18 +166,18 @@ static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *
     return 0;
 }
 
-static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     entry_cols_t cols;
     jr_rows_t *rows;
     jr_jw_t w;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, ctx->pool, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
@@ -197,7 +196,7 @@ static int date_bound(jr_ctx_t *ctx, jr_result_t *res, const char *name, int upp
         return 0;
     }
     if (jr_tz_day_bounds(ctx->pool, jr_setting_timezone(ctx), v, &start, &end) != 0) {
-        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        jr_err_invalid(ctx, res, name, "%s must be a date YYYY-MM-DD", name);
         return -1;
     }
     *out = upper ? end : start;
@@ -213,7 +212,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 
 static const jr_sync_def_t entries_sync = {"entries", "entry", JR_Q_ENTRIES_SYNC, sync_write};
 
-apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group, branch, module, student;
@@ -236,7 +235,7 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         date_bound(ctx, res, "date_from", 0, &from) != 0 ||
         date_bound(ctx, res, "date_to", 1, &to) != 0 ||
         jr_page_begin(ctx, res, "entries", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     limit = pg.limit;
     offset = pg.offset;
@@ -256,7 +255,7 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     if ((plain ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count, JR_ARGS(scope, scope))
                : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count, JR_ARGS(ENTRY_ARGS))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
@@ -266,14 +265,14 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
                : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
                                    JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
 #undef ENTRY_ARGS
 #undef PAGE_ARGS
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
@@ -304,19 +303,21 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
     /* An entry keeps its group even while that group is in the trash; a new group must be
      * live and visible. */
     if (e->group_id != old_group && (rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
-        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
-               : jr_fail(res, p, 400, "group_id: group %lld does not exist", e->group_id);
+        rc < 0 ? jr_err_db(ctx, res)
+               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                e->group_id);
         return -1;
     }
     if (e->module_id && (rc = jr_module_exists(ctx, e->module_id, NULL)) != 1) {
-        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
-               : jr_fail(res, p, 400, "module_id: module %lld does not exist", e->module_id);
+        rc < 0 ? jr_err_db(ctx, res)
+               : jr_err_invalid(ctx, res, "module_id", "module_id: module %lld does not exist",
+                                e->module_id);
         return -1;
     }
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_MATCH, &rows,
                      JR_ARGS(jr_i64(p, e->group_id), jr_student_key(p, e->student_name))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     e->student_id = rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
@@ -328,24 +329,21 @@ static int checks_on(jr_ctx_t *ctx)
     return jr_setting_on(ctx, JR_SETTING_ENTRY_AI_ENABLED);
 }
 
-apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    const char *now = jr_now_iso(p);
     entry_input_t e;
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
     e.group_id = jr_json_int(in, "group_id", 0);
     e.module_id = jr_json_int(in, "module_id", 0);
     e.description = jr_json_str(in, "description", "");
-    if (check_entry(ctx, res, &e, 0) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (check_entry(ctx, res, &e, 0) != 0) {
+        return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_INSERT, &rows,
                      JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
@@ -357,33 +355,27 @@ apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
             APR_SUCCESS ||
         (checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_entry(ctx, res, 201, id);
 }
 
-apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    const char *status;
     json_t *mod = json_object_get(in, "module_id");
     entry_input_t e;
     jr_rows_t *rows;
     int changed_text;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
@@ -395,13 +387,10 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                                                       : jr_rows_get(rows, 0, "description");
     e.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
     if (check_entry(ctx, res, &e, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     changed_text = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0;
     status = jr_rows_get(rows, 0, "ai_status");
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_UPDATE, NULL,
                    JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
                            jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
@@ -409,15 +398,12 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
         jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
         (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_entry(ctx, res, 200, id);
 }
 
-apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -427,26 +413,19 @@ apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if ((rc = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
         return jr_not_visible(ctx, res, rc, "entry");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "entry", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "entry not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "entry");
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), branch = 0;
@@ -454,50 +433,39 @@ apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     if ((rc = jr_entry_visible(ctx, id, &branch, NULL)) != 1) {
         return jr_not_visible(ctx, res, rc, "entry");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (queue_check(ctx, id, branch) != APR_SUCCESS ||
         jr_audit(ctx, "recheck", "entry", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }
 
 /* Returns an entry rewritten by the AI check to the tutor's text (description_original
  * stays, as for lesson reports). */
-apr_status_t jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     int n = 0;
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     if (!jr_rows_get(rows, 0, "description_original")) {
-        return jr_fail(res, p, 409, "the entry has no original text: the AI did not rewrite it");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_conflict(ctx, res,
+                               "the entry has no original text: the AI did not rewrite it");
     }
     if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_AI_REVERT, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n == 1 && (jr_event_entry(ctx, "ai_status", id) != APR_SUCCESS ||
                     jr_audit(ctx, "ai_revert", "entry", id,
                              jr_json_own(p, json_pack("[s]", "description"))) != APR_SUCCESS))) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     /* n is 0 only when the entry went to the trash meanwhile: the answer is then 404. */
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     return reply_entry(ctx, res, 200, id);
 }

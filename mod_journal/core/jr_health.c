@@ -23,7 +23,7 @@ static const char *db_state(jr_ctx_t *ctx, long long *schema, int *need)
     return "ok";
 }
 
-apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     long long schema = 0;
     int need = 0;

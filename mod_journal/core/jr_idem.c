@@ -82,7 +82,7 @@ static jr_idem_e unavailable(jr_ctx_t *ctx, jr_result_t *res)
 {
     JR_LOG(JR11000, 0, "Idempotency-Key: the database did not answer: %s",
            ctx->db && ctx->db->last_error ? ctx->db->last_error : "(no message)");
-    jr_fail(res, ctx->pool, 503, "database unavailable");
+    jr_err_db(ctx, res);
     return JR_IDEM_ANSWERED;
 }
 
@@ -113,7 +113,7 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
         return JR_IDEM_RUN; /* no caller to keep the answer for (a login) */
     }
     if (!(fp = fingerprint(ctx, rq))) {
-        jr_fail(res, p, 500, "internal error");
+        jr_err_internal(ctx, res);
         return JR_IDEM_ANSWERED;
     }
     /* Twice at most: a repeat may find the row deleted by an expiry or a release between

@@ -138,7 +138,7 @@ int jr_notif_purge(jr_ctx_t *ctx)
 /* The caller, then the scope: the arguments every visible-set statement starts with. */
 #define WHO(ctx) jr_i64((ctx)->pool, (ctx)->who.user_id), (ctx)->who.branch_json, (ctx)->who.branch_json
 
-apr_status_t jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *out = json_array();
     int master = jr_setting_on(ctx, JR_SETTING_NOTIFY_ENABLED);
@@ -179,7 +179,7 @@ static int list_filters(jr_ctx_t *ctx, jr_result_t *res, const char **unread, co
     return 0;
 }
 
-apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *unread, *type, *level;
@@ -197,7 +197,7 @@ apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_db_select(ctx->db, p, JR_Q_NOTIF_LIST, &rows,
                      JR_ARGS(WHO(ctx), unread, type, type, level, level, jr_i64(p, limit),
                              jr_i64(p, offset))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -207,12 +207,12 @@ apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *count;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_NOTIF_COUNT, &count,
                      JR_ARGS(WHO(ctx), "1", NULL, NULL, NULL, NULL)) != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:I}", "count", (json_int_t)jr_rows_int(count, 0, "n", 0)));
@@ -227,22 +227,16 @@ static apr_status_t mark_one(jr_ctx_t *ctx, jr_result_t *res, jr_stmt_id_t mark,
     jr_jw_t w;
 
     if (jr_db_select(ctx->db, p, JR_Q_NOTIF_GET, &rows, JR_ARGS(WHO(ctx), id)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "notification not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "notification");
     }
     if (jr_db_exec(ctx->db, p, mark, NULL,
                    JR_ARGS(id, jr_i64(p, ctx->who.user_id), jr_now_iso(p))) != APR_SUCCESS ||
         (answer && jr_db_select(ctx->db, p, JR_Q_NOTIF_GET, &rows, JR_ARGS(WHO(ctx), id)) !=
                        APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!answer) {
         return jr_reply_ok(res, p);
@@ -259,38 +253,31 @@ static apr_status_t mark_all(jr_ctx_t *ctx, jr_result_t *res, jr_stmt_id_t mark_
     apr_pool_t *p = ctx->pool;
     const char *me = jr_i64(p, ctx->who.user_id), *now = jr_now_iso(p);
     int added = 0, changed = 0;
-
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, mark_old, &changed, JR_ARGS(now, me)) != APR_SUCCESS ||
         jr_db_exec(ctx->db, p, mark_new, &added,
                    JR_ARGS(me, now, ctx->who.branch_json, ctx->who.branch_json, me)) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", added + changed));
 }
 
-apr_status_t jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return mark_one(ctx, res, JR_Q_NOTIF_MARK_READ, 1);
 }
 
-apr_status_t jr_op_notif_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return mark_one(ctx, res, JR_Q_NOTIF_MARK_DELETED, 0);
 }
 
-apr_status_t jr_op_notif_read_all(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_read_all(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return mark_all(ctx, res, JR_Q_NOTIF_READ_NEW, JR_Q_NOTIF_READ_OLD);
 }
 
-apr_status_t jr_op_notif_clear(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_clear(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return mark_all(ctx, res, JR_Q_NOTIF_CLEAR_NEW, JR_Q_NOTIF_CLEAR_OLD);
 }

@@ -31,32 +31,26 @@ apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id
     return rv;
 }
 
-static apr_status_t wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
+static int wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL, JR_ARGS(jr_now_iso(p), channel)) !=
             APR_SUCCESS ||
         (ctx->db->dialect == JR_DB_PGSQL &&
          jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS) ||
         jr_audit_ref(ctx, "wake", "queue", channel, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_ai_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_ai_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return wake(ctx, res, "journal_ai");
 }
 
-apr_status_t jr_op_photo_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_wake(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return wake(ctx, res, "journal_photo");
 }
@@ -80,15 +74,12 @@ static apr_status_t requeue_records(jr_ctx_t *ctx, jr_stmt_id_t stmt, int entrie
     return APR_SUCCESS;
 }
 
-static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
+static int requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
     const char *scope = ctx->who.branch_json, *now = jr_now_iso(p);
     int n = 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if ((ai && (requeue_records(ctx, JR_Q_AI_REQUEUE_ENTRIES, 1) != APR_SUCCESS ||
                 requeue_records(ctx, JR_Q_AI_REQUEUE_REPORTS, 0) != APR_SUCCESS ||
                 jr_db_exec(ctx->db, p, JR_Q_AI_REQUEUE, &n, JR_ARGS(now, scope, scope)) !=
@@ -102,20 +93,17 @@ static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
                       JR_ARGS(ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS) ||
         jr_audit_ref(ctx, "requeue_failed", "queue", ai ? "journal_ai" : "journal_photo",
                      NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", n));
 }
 
-apr_status_t jr_op_ai_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_ai_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return requeue(ctx, res, 1);
 }
 
-apr_status_t jr_op_photo_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return requeue(ctx, res, 0);
 }
@@ -146,15 +134,14 @@ json_t *jr_queue_counts(jr_ctx_t *ctx, int ai)
     return out;
 }
 
-apr_status_t jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 1);
-    return c ? jr_reply(res, ctx->pool, 200, jr_ai_describe(ctx->cfg, c, 1))
-             : jr_fail(res, ctx->pool, 503, "database unavailable");
+    return c ? jr_reply(res, ctx->pool, 200, jr_ai_describe(ctx->cfg, c, 1)) : jr_err_db(ctx, res);
 }
 
-apr_status_t jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 0);
-    return c ? jr_reply(res, ctx->pool, 200, c) : jr_fail(res, ctx->pool, 503, "database unavailable");
+    return c ? jr_reply(res, ctx->pool, 200, c) : jr_err_db(ctx, res);
 }

@@ -199,17 +199,17 @@ static json_t *all_settings(jr_ctx_t *ctx, int only_public)
     return out;
 }
 
-apr_status_t jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 0));
 }
 
-apr_status_t jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 1));
 }
 
-apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     apr_hash_t *values = apr_hash_make(p);
@@ -218,7 +218,7 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     json_t *v;
 
     if (json_object_size(in) == 0) {
-        return jr_fail(res, p, 400, "the body must name at least one setting");
+        return jr_err_invalid(ctx, res, NULL, "the body must name at least one setting");
     }
     /* Everything is checked before anything is written: all or nothing. */
     json_object_foreach((json_t *)in, name, v) {
@@ -226,15 +226,12 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         const setting_def_t *d = id >= 0 ? &defs[id] : NULL;
         const char *text;
         if (!d) {
-            return jr_fail(res, p, 400, "unknown setting '%s'", name);
+            return jr_err_invalid(ctx, res, name, "unknown setting '%s'", name);
         }
         if (!(text = check_value(p, d, v, &err))) {
             return jr_fail(res, p, 400, "%s", err);
         }
         apr_hash_set(values, d->name, APR_HASH_KEY_STRING, text);
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     for (hi = apr_hash_first(p, values); hi; hi = apr_hash_next(hi)) {
         const void *k;
@@ -243,15 +240,12 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         if (jr_db_exec(ctx->db, p, JR_Q_SETTING_UPSERT, NULL,
                        JR_ARGS(k, val, now, jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS) {
-            return jr_tx_fail(ctx, res, NULL);
+            return jr_err_write(ctx, res, NULL);
         }
     }
     if (jr_audit_ref(ctx, "update", "settings", NULL, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     apr_pool_userdata_setn(NULL, "jr:settings", NULL, p); /* read the new values back */
     return jr_reply(res, p, 200, all_settings(ctx, 0));

@@ -14,7 +14,7 @@
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_share_link_create[] = {
     {.name = "kind", .type = JR_F_STRING, .required = 1, .max = 20},
     {.name = "target_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     /* bcrypt reads at most 72 bytes. */
@@ -29,7 +29,7 @@ static const jr_field_t unlock_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_share[] = {
-    {"POST /api/share-links", create_fields},
+    {"POST /api/share-links", jr_fields_share_link_create},
     {"POST /api/share/~token", unlock_fields},
     {NULL, NULL},
 };
@@ -72,7 +72,7 @@ static int link_load(jr_ctx_t *ctx, long long id, jr_rows_t **rows)
     return jr_branch_visible(ctx, jr_rows_int(*rows, 0, "branch_id", 0));
 }
 
-apr_status_t jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *kind = apr_table_get(ctx->query, "kind"), *scope = ctx->who.branch_json, *t;
@@ -93,7 +93,7 @@ apr_status_t jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t
                              jr_i64(p, offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, JR_Q_SHARE_LINKS_COUNT, &count,
                      JR_ARGS(kind, kind, t, t, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     total = jr_rows_int(count, 0, "n", 0);
     jr_jw_init(&w, p, 320 * (size_t)(rows->nrows + 1));
@@ -153,7 +153,7 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
     jr_rows_t *rows;
     jr_jw_t w;
     if (link_load(ctx, id, &rows) != 1) {
-        return jr_fail(res, ctx->pool, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     jr_jw_init(&w, ctx->pool, 512);
     link_write(&w, rows, 0);
@@ -163,25 +163,22 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
     return jr_reply_jw(res, 201, &w);
 }
 
-apr_status_t jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *kind, *expires, *password;
+    const char *kind, *expires, *password;
     const char *token, *pw_hash = NULL, *now = jr_now_iso(p);
     long long target, id;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     kind = jr_json_str(in, "kind", "");
     target = jr_json_int(in, "target_id", 0);
     if (strcmp(kind, "student") && strcmp(kind, "group")) {
         return jr_fail(res, p, 400, "kind must be student or group");
     }
     if ((vis = target_visible(ctx, kind, target)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+        return vis < 0 ? jr_err_db(ctx, res)
                        : jr_fail(res, p, 400, "target_id: %s %lld does not exist", kind, target);
     }
     if (!(expires = link_expiry(ctx, in, res))) {
@@ -189,30 +186,24 @@ apr_status_t jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result
     }
     if ((password = jr_json_str(in, "password", NULL)) != NULL &&
         !(pw_hash = jr_password_hash(p, password, ctx->cfg->bcrypt_cost))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     if (!(token = jr_new_token(p))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     token = apr_pstrcat(p, JR_SHARE_TOKEN_PREFIX, token, NULL);
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_select(ctx->db, p, JR_Q_SHARE_LINK_INSERT, &rows,
                      JR_ARGS(kind, jr_i64(p, target), jr_share_token_hash(p, token), pw_hash,
                              expires, jr_opt_i64(p, ctx->who.user_id), now)) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "share_link", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_created(ctx, res, id, token);
 }
 
-apr_status_t jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -220,20 +211,14 @@ apr_status_t jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result
     int vis = link_load(ctx, id, &rows), n = 0;
 
     if (vis != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 404, "share link not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_not_found(ctx, res, "share link");
     }
     /* Revoking twice keeps the first moment and writes no second audit row. */
     if (jr_db_exec(ctx->db, p, JR_Q_SHARE_LINK_REVOKE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "revoke", "share_link", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

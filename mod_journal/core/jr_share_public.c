@@ -56,7 +56,7 @@ static int link_find(jr_ctx_t *ctx, jr_result_t *res, link_t *l)
     l->token = apr_table_get(ctx->params, "token");
     if (jr_db_select(ctx->db, p, JR_Q_SHARE_BY_TOKEN, &rows,
                      JR_ARGS(jr_share_token_hash(p, l->token), jr_now_iso(p))) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows == 1) {
@@ -68,14 +68,14 @@ static int link_find(jr_ctx_t *ctx, jr_result_t *res, link_t *l)
         target = !strcmp(l->kind, "student") ? JR_Q_SHARE_STUDENT : JR_Q_SHARE_GROUP;
         if (jr_db_select(ctx->db, p, target, &l->head, JR_ARGS(jr_i64(p, l->target))) !=
             APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return 0;
         }
         if (l->head->nrows == 1) {
             return 1;
         }
     }
-    jr_fail(res, p, 404, "share link not found");
+    jr_err_not_found(ctx, res, "share link");
     return 0;
 }
 
@@ -205,7 +205,7 @@ static apr_status_t reply_content(jr_ctx_t *ctx, jr_result_t *res, const link_t 
 
     if (jr_db_exec(ctx->db, p, JR_Q_SHARE_OPENED, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, l->id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 8192);
     jr_jw_obj(&w);
@@ -217,7 +217,7 @@ static apr_status_t reply_content(jr_ctx_t *ctx, jr_result_t *res, const link_t 
     }
     if ((student && write_entries(ctx, &w, l) != APR_SUCCESS) ||
         write_reports(ctx, &w, l) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 200, &w);
@@ -229,7 +229,7 @@ static apr_status_t refuse_password(jr_ctx_t *ctx, jr_result_t *res, int status,
                     json_pack("{s:s, s:b}", "error", msg, "password_required", 1));
 }
 
-apr_status_t jr_op_share_open(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_open(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     link_t l;
     if (!link_find(ctx, res, &l)) {
@@ -277,7 +277,7 @@ static int password_ok(jr_ctx_t *ctx, jr_result_t *res, const link_t *l, const c
     return 1;
 }
 
-apr_status_t jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *msg;
     link_t l;
@@ -293,7 +293,7 @@ apr_status_t jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return reply_content(ctx, res, &l);
 }
 
-apr_status_t jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *name = stored_name_of(p, apr_table_get(ctx->params, "name"));
@@ -307,15 +307,15 @@ apr_status_t jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return refuse_password(ctx, res, 401, "this link needs a password");
     }
     if (strcmp(l.kind, "student") || !name) {
-        return jr_fail(res, p, 404, "file not found");
+        return jr_err_not_found(ctx, res, "file");
     }
     if (jr_db_select(ctx->db, p, JR_Q_SHARE_FILE, &rows,
                      JR_ARGS(name, jr_i64(p, l.target), name, jr_i64(p, l.target))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "file not found");
+        return jr_err_not_found(ctx, res, "file");
     }
     if (!jr_files_reply_stored(ctx, res, rows, 0, jr_rows_get(rows, 0, "name"),
                                jr_rows_int(rows, 0, "attachment", 1) != 0)) {

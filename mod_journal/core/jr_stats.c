@@ -30,14 +30,14 @@ static json_t *counts(jr_ctx_t *ctx)
                      (json_int_t)jr_rows_int(r, 0, "lesson_reports", 0));
 }
 
-apr_status_t jr_op_stats(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_stats(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = counts(ctx), *ai = jr_queue_counts(ctx, 1), *photo = jr_queue_counts(ctx, 0);
     if (!c || !ai || !photo) {
         json_decref(c);
         json_decref(ai);
         json_decref(photo);
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     json_object_set_new(c, "ai_jobs", ai);
     json_object_set_new(c, "photo_jobs", photo);
@@ -61,7 +61,7 @@ static json_t *reports(jr_ctx_t *ctx, const jr_rows_t *rows)
     return json_incref(jr_json_parse(ctx->pool, text, len, &err));
 }
 
-apr_status_t jr_op_dashboard(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_dashboard(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *sc = ctx->who.branch_json, *tz = jr_setting_timezone(ctx);
     const char *today = jr_tz_date_of(ctx->pool, tz, apr_time_now());
@@ -75,7 +75,7 @@ apr_status_t jr_op_dashboard(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         json_decref(c);
         json_decref(ai);
         json_decref(photo);
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:o, s:{s:s, s:s, s:o}, s:o, s:{s:o, s:o}}", "recent_lessons",

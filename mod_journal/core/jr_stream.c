@@ -11,24 +11,18 @@
 #include "jr_stream.h"
 #include "jr_util.h"
 
-apr_status_t jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ticket = jr_new_token(p);
     if (!ticket) {
-        return jr_fail(res, p, 500, "internal error");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_internal(ctx, res);
     }
     if (jr_db_exec(ctx->db, p, JR_Q_TICKET_INSERT, NULL,
                    JR_ARGS(jr_sha256_hex(p, ticket, strlen(ticket)), ctx->who.session_hash,
                            jr_iso_time(p, apr_time_now() + apr_time_from_sec(JR_TICKET_TTL)))) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 201,
                     json_pack("{s:s, s:i}", "ticket", ticket, "expires_in", JR_TICKET_TTL));
@@ -70,7 +64,7 @@ static int identify_by_ticket(jr_ctx_t *ctx, const char *ticket, jr_result_t *re
     if (!hash ||
         jr_db_select(ctx->db, p, JR_Q_STREAM_SESSION, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
             APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
@@ -83,7 +77,7 @@ static int identify_by_ticket(jr_ctx_t *ctx, const char *ticket, jr_result_t *re
     ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
     ctx->who.session_hash = hash;
     if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     jr_identity_set_branches(ctx, branches);

@@ -11,14 +11,14 @@
 
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_student_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_student_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
@@ -26,8 +26,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_students[] = {
-    {"POST /api/students", create_fields},
-    {"PUT /api/students/:id", update_fields},
+    {"POST /api/students", jr_fields_student_create},
+    {"PUT /api/students/:id", jr_fields_student_update},
     {NULL, NULL},
 };
 
@@ -67,16 +67,16 @@ static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
-static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows;
     jr_jw_t w;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, ctx->pool, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     jr_jw_init(&w, ctx->pool, 512);
     student_write(&w, rows, 0);
@@ -90,7 +90,7 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 
 static const jr_sync_def_t students_sync = {"students", "student", JR_Q_STUDENTS_SYNC, sync_write};
 
-apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
@@ -107,7 +107,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     }
     if (group < 0 || (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
         jr_page_begin(ctx, res, "students", 2, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     limit = pg.limit;
     offset = pg.offset;
@@ -123,7 +123,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
                              jr_page_fetch(p, &pg), jr_i64(p, offset))) != APR_SUCCESS ||
         jr_db_select(ctx->db, p, JR_Q_STUDENTS_COUNT, &count,
                      JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -133,30 +133,25 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_student(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     long long group, id;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     group = jr_json_int(in, "group_id", 0);
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_INSERT, &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
@@ -166,75 +161,58 @@ apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "student", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 201, id);
 }
 
-apr_status_t jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), group;
-    const char *msg = jr_json_validate(p, in, update_fields), *name, *notes;
+    const char *name, *notes;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
     notes = json_object_get(in, "notes") ? jr_json_str(in, "notes", "") : jr_rows_get(rows, 0, "notes");
     group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
     if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_UPDATE, NULL,
                    JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "student", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 200, id);
 }
 
-apr_status_t jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "student");
     }
     /* Entries keep their student_name; their link to the roster is cleared (FK). */
     if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "student", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

@@ -32,7 +32,7 @@ static const char *purge_at(jr_ctx_t *ctx, const char *deleted_at)
     return jr_iso_time(ctx->pool, t + apr_time_from_sec(days * 86400));
 }
 
-apr_status_t jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset;
@@ -40,12 +40,12 @@ apr_status_t jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_jw_t w;
     int i;
     if (jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_TRASH_LIST, &rows, JR_ARGS(jr_i64(p, limit), jr_i64(p, offset))) !=
             APR_SUCCESS ||
         jr_db_select(ctx->db, p, JR_Q_TRASH_COUNT, &count, JR_NOARGS) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -67,7 +67,7 @@ static int known_type(const char *t)
     return t && (!strcmp(t, "entry") || !strcmp(t, "group") || !strcmp(t, "module"));
 }
 
-apr_status_t jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *type = apr_table_get(ctx->params, "type");
@@ -85,24 +85,19 @@ apr_status_t jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         return jr_op_modules_restore(ctx, in, res);
     }
     if (jr_db_select(ctx->db, p, JR_Q_TRASH_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
         return jr_fail(res, p, 404, "no deleted entry with this id");
     }
     if (jr_rows_get(rows, 0, "group_deleted_at")) {
-        return jr_fail(res, p, 409, "the entry's group is in the trash: restore the group first");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_conflict(ctx, res,
+                               "the entry's group is in the trash: restore the group first");
     }
     if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_RESTORE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "entry", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_op_entries_get(ctx, in, res);
 }
@@ -142,7 +137,7 @@ static int purge_group(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
     }
     if (jr_rows_int(rows, 0, "n", 0) > 0) {
         if (res) {
-            jr_fail(res, p, 409, "the group still has entries outside the trash");
+            jr_err_conflict(ctx, res, "the group still has entries outside the trash");
         }
         return -2;
     }
@@ -162,15 +157,12 @@ static int purge_group(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
     return n == 1;
 }
 
-/* Purges one trashed item in its own transaction (audited). 1 purged, 0 not in the trash,
- * -1 error, -2 refused (res filled when given). */
-static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t *res)
+/* Purges one trashed item in the open transaction (audited); its files' names go to
+ * unlink_after. 1 purged, 0 not in the trash, -1 error, -2 refused (res filled when given). */
+static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t *res,
+                     apr_array_header_t *unlink_after)
 {
-    apr_array_header_t *unlink_after = apr_array_make(ctx->pool, 8, sizeof(const char *));
     int rc, n = 0;
-    if (jr_db_begin(ctx->db) != APR_SUCCESS) {
-        return -1;
-    }
     if (!strcmp(type, "entry")) {
         rc = purge_entry(ctx, id, unlink_after);
     } else if (!strcmp(type, "group")) {
@@ -184,31 +176,41 @@ static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t 
     if (rc == 1 && jr_audit(ctx, "purge", type, id, NULL) != APR_SUCCESS) {
         rc = -1;
     }
-    if (rc != 1 || jr_db_commit(ctx->db) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
-        return rc == 1 ? -1 : rc;
-    }
-    /* The rows are gone for good: now the bytes. */
-    jr_storage_unlink_all(ctx, unlink_after);
-    return 1;
+    return rc;
 }
 
-apr_status_t jr_op_trash_purge(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_purge(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *type = apr_table_get(ctx->params, "type");
+    apr_array_header_t *unlink_after = apr_array_make(ctx->pool, 8, sizeof(const char *));
     int rc;
     if (!known_type(type)) {
         return jr_fail(res, ctx->pool, 404, "type must be entry, group or module");
     }
-    rc = purge_one(ctx, type, jr_param_id(ctx, "id"), res);
+    rc = purge_one(ctx, type, jr_param_id(ctx, "id"), res, unlink_after);
     if (rc == 1) {
+        /* The rows are gone for good once committed: then the bytes. */
+        jr_storage_unlink_after_commit(ctx, unlink_after);
         return jr_reply_ok(res, ctx->pool);
     }
     if (rc == -2) {
-        return APR_SUCCESS;
+        return res->status;
     }
     return rc == 0 ? jr_fail(res, ctx->pool, 404, "no %s with this id in the trash", type)
-                   : jr_fail(res, ctx->pool, 503, "database unavailable");
+                   : jr_err_db(ctx, res);
+}
+
+/* One expired item, purged in a transaction of its own (jr_tx_run). */
+typedef struct {
+    const char *type;
+    long long id;
+    apr_array_header_t *unlink_after;
+} expired_t;
+
+static apr_status_t purge_expired_one(jr_ctx_t *ctx, void *baton)
+{
+    expired_t *x = baton;
+    return purge_one(ctx, x->type, x->id, NULL, x->unlink_after) == 1 ? APR_SUCCESS : APR_EGENERAL;
 }
 
 int jr_trash_purge_expired(jr_ctx_t *ctx)
@@ -222,8 +224,10 @@ int jr_trash_purge_expired(jr_ctx_t *ctx)
     /* Modules, then groups, then entries (ORDER BY type DESC): a group purge takes its
      * trashed entries along, whatever their own purge_at. A group with live entries stays. */
     for (i = 0; i < rows->nrows; ++i) {
-        if (purge_one(ctx, jr_rows_get(rows, i, "type"), jr_rows_int(rows, i, "id", 0), NULL) ==
-            1) {
+        expired_t x = {jr_rows_get(rows, i, "type"), jr_rows_int(rows, i, "id", 0),
+                       apr_array_make(ctx->pool, 8, sizeof(const char *))};
+        if (jr_tx_run(ctx, purge_expired_one, &x) == APR_SUCCESS) {
+            jr_storage_unlink_all(ctx, x.unlink_after);
             ++purged;
         }
     }

@@ -4,7 +4,7 @@
 #include "jr_ops.h"
 #include "jr_settings.h"
 
-apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_jw_t w;
     jr_jw_init(&w, ctx->pool, 1024);

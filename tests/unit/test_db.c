@@ -998,12 +998,7 @@ static void quiet_setup(void)
 /* A test case with its own directory of test databases and the given checked fixture. */
 static TCase *db_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn)
 {
-    TCase *tc = tcase_create(name);
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup_fn, teardown_fn);
-    tcase_set_timeout(tc, 30);
-    suite_add_tcase(s, tc);
-    return tc;
+    return fx_tcase(s, name, setup_fn, teardown_fn);
 }
 
 Suite *suite_db(void)

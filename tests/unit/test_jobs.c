@@ -25,21 +25,9 @@ static jr_ctx_t wctx; /* the worker's: no user, no key, client_ip "worker" */
 /* Runs an operation that may answer with a serialised body (jr_jw); returns the JSON. */
 static json_t *op_json(jr_op_fn *op, const char *body, int status)
 {
-    jr_result_t res;
-    const json_t *in = NULL;
-    const char *err = NULL;
-    if (body) {
-        in = jr_json_parse(fx_pool, body, strlen(body), &err);
-        ck_assert_ptr_nonnull(in);
-    }
-    jr_result_init(&res, fx_pool);
-    ck_assert_int_eq(op(&fx_ctx, in, &res), APR_SUCCESS);
+    jr_result_t res = fx_call(op, body);
     ck_assert_msg(res.status == status, "status %d, expected %d", res.status, status);
-    ck_assert_int_eq(fx_db->in_tx, 0);
-    if (res.json) {
-        return res.json;
-    }
-    return jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    return res.json;
 }
 
 static long long new_entry(const char *description)
@@ -551,10 +539,7 @@ END_TEST
 Suite *suite_jobs(void)
 {
     Suite *s = suite_create("jobs");
-    TCase *tc = tcase_create("claims");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup, fx_teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = fx_tcase(s, "claims", setup, fx_teardown);
     tcase_add_test(tc, claim_marks_processing);
     tcase_add_test(tc, settle_only_by_the_holder);
     tcase_add_test(tc, expired_lease_returns_the_job);
@@ -573,6 +558,5 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, entry_revert);
     tcase_add_test(tc, events_trim);
     tcase_add_test(tc, two_connections_race);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -57,6 +57,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_config());
     srunner_add_suite(sr, suite_log());
     srunner_add_suite(sr, suite_stream());
+    srunner_add_suite(sr, suite_road());
+    srunner_add_suite(sr, suite_ops_records());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }
