@@ -41,6 +41,15 @@ const jr_stmt_def_t jr_stmts_backup_restore[] = {
      "UPDATE entries SET has_photo = CASE WHEN EXISTS (SELECT 1 FROM photos p"
      " WHERE p.owner_type = 'entry' AND p.owner_id = entries.id AND p.role = 'current')"
      " THEN 1 ELSE 0 END"},
+    /* A restore changes every record it brings back (to the state of the backup), so each
+     * counts as changed at the restore: an incremental sync (updated_since) then receives the
+     * restored state, not what it saw after the backup was taken. */
+    {"bk_touch_branches", "UPDATE branches SET updated_at = %s", NULL},
+    {"bk_touch_study_groups", "UPDATE study_groups SET updated_at = %s", NULL},
+    {"bk_touch_students", "UPDATE students SET updated_at = %s", NULL},
+    {"bk_touch_modules", "UPDATE modules SET updated_at = %s", NULL},
+    {"bk_touch_entries", "UPDATE entries SET updated_at = %s", NULL},
+    {"bk_touch_lesson_reports", "UPDATE lesson_reports SET updated_at = %s", NULL},
     {"bk_entry_counts", "SELECT 1 AS ok",
      "INSERT INTO entry_counts (branch_id, live) SELECT branch_id, COUNT(*) FROM entries"
      " WHERE deleted_at IS NULL GROUP BY branch_id"},
@@ -332,6 +341,22 @@ static apr_status_t exec0(restore_t *r, const char *label)
     return jr_db_exec(r->ctx->db, r->p, label, NULL, JR_NOARGS);
 }
 
+/* The restore's time as every synced record's updated_at (bk_touch_*). */
+static apr_status_t touch_synced(restore_t *r)
+{
+    static const char *const labels[] = {"bk_touch_branches", "bk_touch_study_groups",
+                                         "bk_touch_students", "bk_touch_modules",
+                                         "bk_touch_entries",  "bk_touch_lesson_reports", NULL};
+    const char *now = jr_now_iso(r->p);
+    const char *const *l;
+    for (l = labels; *l; ++l) {
+        if (jr_db_exec(r->ctx->db, r->p, *l, NULL, JR_ARGS(now)) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
 /* Every write of the restore, in the caller's transaction. */
 static apr_status_t replace_records(restore_t *r, const char *name)
 {
@@ -376,7 +401,7 @@ static apr_status_t replace_records(restore_t *r, const char *name)
     if (exec0(r, "bk_files_count") != APR_SUCCESS ||
         (r->ctx->db->dialect == JR_DB_PGSQL &&
          (exec0(r, "bk_has_photo") != APR_SUCCESS || exec0(r, "bk_entry_counts") != APR_SUCCESS)) ||
-        counting_triggers(r, 1) != APR_SUCCESS ||
+        touch_synced(r) != APR_SUCCESS || counting_triggers(r, 1) != APR_SUCCESS ||
         jr_audit_ref(r->ctx, "restore", "backup", name, NULL) != APR_SUCCESS ||
         jr_event(r->ctx, "backup.restored", 0, "backup", 0,
                  jr_json_dump(r->p,
