@@ -18,6 +18,7 @@
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
+#include "jr_notif.h"
 #include "jr_stmts.h"
 #include "jr_storage.h"
 #include "jr_util.h"
@@ -407,7 +408,9 @@ static apr_status_t replace_records(restore_t *r, const char *name)
                  jr_json_dump(r->p,
                               jr_json_own(r->p, json_pack("{s:s, s:O}", "name", name, "counts",
                                                           json_object_get(r->manifest, "counts"))),
-                              NULL)) != APR_SUCCESS) {
+                              NULL)) != APR_SUCCESS ||
+        jr_notify(r->ctx, "backup.restored", 0, "backup", 0, "Backup restored",
+                  apr_psprintf(r->p, "The journal was restored from %s", name)) != APR_SUCCESS) {
         return broken(r, 500, "the records could not be replaced");
     }
     return APR_SUCCESS;

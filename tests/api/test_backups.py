@@ -257,6 +257,12 @@ def test_restore_brings_back_the_records_and_files_and_drops_keys(fresh_server):
     assert sql_int(srv, "SELECT COUNT(*) FROM events WHERE type = 'backup.restored'") == 1
     assert sql_int(srv, "SELECT COUNT(*) FROM audit_log WHERE entity_type = 'backup'"
                         " AND action = 'restore'") == 1
+    # The admins are told of both (notifications backup.created and backup.restored).
+    notes = assert_json(srv.api("GET", "/api/notifications", token=srv.admin_token), 200)
+    told = {n["type"]: n for n in notes if n["type"].startswith("backup.")}
+    assert set(told) == {"backup.created", "backup.restored"}
+    assert b["name"] in told["backup.restored"]["body"] and told["backup.created"]["level"] == "info"
+    assert told["backup.restored"]["entity_type"] == "backup"
     # New records take new ids after the restored ones.
     e = assert_json(srv.api("POST", "/api/entries", token=srv.admin_token, json={
         "student_name": "Later", "group_id": fam.group["id"]}), 201)
