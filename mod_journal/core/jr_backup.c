@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "jr_backup.h"
+#include "jr_notif.h"
 #include "jr_crypt.h"
 #include "jr_events.h"
 #include "jr_files.h"
@@ -347,6 +348,9 @@ static apr_status_t record_created(jr_ctx_t *ctx, const jr_backup_info_t *b)
     }
     if ((rv = jr_audit_ref(ctx, "create", "backup", b->name, NULL)) != APR_SUCCESS ||
         (rv = jr_event(ctx, "backup.created", 0, "backup", 0, jr_json_dump(p, ev, NULL))) !=
+            APR_SUCCESS ||
+        (rv = jr_notify(ctx, "backup.created", 0, "backup", 0, "Backup created",
+                        apr_psprintf(p, "%s (%" APR_OFF_T_FMT " bytes)", b->name, b->size))) !=
             APR_SUCCESS) {
         jr_db_rollback(ctx->db);
         return rv;

@@ -18,6 +18,7 @@
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
+#include "jr_notif.h"
 #include "jr_stmts.h"
 #include "jr_storage.h"
 #include "jr_util.h"
@@ -307,6 +308,22 @@ static apr_status_t exec0(restore_t *r, jr_stmt_id_t id)
     return jr_db_exec(r->ctx->db, r->p, id, NULL, JR_NOARGS);
 }
 
+/* The restore's time as every synced record's updated_at (bk_touch_*). */
+static apr_status_t touch_synced(restore_t *r)
+{
+    static const jr_stmt_id_t touch[] = {JR_Q_BK_TOUCH_BRANCHES, JR_Q_BK_TOUCH_STUDY_GROUPS,
+                                         JR_Q_BK_TOUCH_STUDENTS, JR_Q_BK_TOUCH_MODULES,
+                                         JR_Q_BK_TOUCH_ENTRIES,  JR_Q_BK_TOUCH_LESSON_REPORTS};
+    const char *now = jr_now_iso(r->p);
+    size_t i;
+    for (i = 0; i < sizeof(touch) / sizeof(touch[0]); ++i) {
+        if (jr_db_exec(r->ctx->db, r->p, touch[i], NULL, JR_ARGS(now)) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
 /* Every write of the restore, in the caller's transaction. */
 static apr_status_t replace_records(restore_t *r, const char *name)
 {
@@ -351,13 +368,15 @@ static apr_status_t replace_records(restore_t *r, const char *name)
     if (exec0(r, JR_Q_BK_FILES_COUNT) != APR_SUCCESS ||
         (r->ctx->db->dialect == JR_DB_PGSQL &&
          (exec0(r, JR_Q_BK_HAS_PHOTO) != APR_SUCCESS || exec0(r, JR_Q_BK_ENTRY_COUNTS) != APR_SUCCESS)) ||
-        counting_triggers(r, 1) != APR_SUCCESS ||
+        touch_synced(r) != APR_SUCCESS || counting_triggers(r, 1) != APR_SUCCESS ||
         jr_audit_ref(r->ctx, "restore", "backup", name, NULL) != APR_SUCCESS ||
         jr_event(r->ctx, "backup.restored", 0, "backup", 0,
                  jr_json_dump(r->p,
                               jr_json_own(r->p, json_pack("{s:s, s:O}", "name", name, "counts",
                                                           json_object_get(r->manifest, "counts"))),
-                              NULL)) != APR_SUCCESS) {
+                              NULL)) != APR_SUCCESS ||
+        jr_notify(r->ctx, "backup.restored", 0, "backup", 0, "Backup restored",
+                  apr_psprintf(r->p, "The journal was restored from %s", name)) != APR_SUCCESS) {
         return broken(r, 500, "the records could not be replaced");
     }
     return APR_SUCCESS;

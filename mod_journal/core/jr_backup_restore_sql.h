@@ -20,6 +20,15 @@
       "UPDATE entries SET has_photo = CASE WHEN EXISTS (SELECT 1 FROM photos p"                    \
       " WHERE p.owner_type = 'entry' AND p.owner_id = entries.id AND p.role = 'current')"          \
       " THEN 1 ELSE 0 END")                                                                        \
+    /* A restore changes every record it brings back (to the state of the backup), so each         \
+     * counts as changed at the restore: an incremental sync (updated_since) then receives the     \
+     * restored state, not what it saw after the backup was taken. */                              \
+    X(BK_TOUCH_BRANCHES, "UPDATE branches SET updated_at = %s")                                    \
+    X(BK_TOUCH_STUDY_GROUPS, "UPDATE study_groups SET updated_at = %s")                            \
+    X(BK_TOUCH_STUDENTS, "UPDATE students SET updated_at = %s")                                    \
+    X(BK_TOUCH_MODULES, "UPDATE modules SET updated_at = %s")                                      \
+    X(BK_TOUCH_ENTRIES, "UPDATE entries SET updated_at = %s")                                      \
+    X(BK_TOUCH_LESSON_REPORTS, "UPDATE lesson_reports SET updated_at = %s")                        \
     X(BK_ENTRY_COUNTS, "SELECT 1 AS ok",                                                           \
       "INSERT INTO entry_counts (branch_id, live) SELECT branch_id, COUNT(*) FROM entries"         \
       " WHERE deleted_at IS NULL GROUP BY branch_id")                                              \

@@ -88,6 +88,32 @@ def snapshot(srv, token=None):
     return snap
 
 
+# A restore counts as a change of every record of the synced lists (branches, groups, students,
+# modules, entries, lesson reports): their updated_at becomes the restore's time, so an
+# incremental sync (updated_since) receives the restored state. Everything else is the backup's.
+SYNCED = ("branches", "groups", "students", "modules", "entries", "reports", "trash")
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
+
+
+def assert_restored(after, before, since):
+    """after equals before, except that each synced record's updated_at is the restore's."""
+    assert set(after) == set(before)
+    for part in before:
+        if part not in SYNCED:
+            assert after[part] == before[part], part
+            continue
+        assert len(after[part]) == len(before[part]), part
+        for a, b in zip(after[part], before[part]):
+            a, b = dict(a), dict(b)
+            if "updated_at" in b:
+                assert a.pop("updated_at") >= since, (part, a.get("id"))
+                b.pop("updated_at")
+            assert a == b, part
+
+
 def create_backup(srv):
     r = srv.api("POST", "/api/backups", token=srv.admin_token)
     body = assert_json(r, 201)
@@ -213,6 +239,7 @@ def test_restore_brings_back_the_records_and_files_and_drops_keys(fresh_server):
     old_token = srv.admin_token
     assert key_status(srv, old_key) == 200 and key_status(srv, new_key) == 200
 
+    since = utc_now()
     r = srv.api("POST", f"/api/backups/{b['name']}/restore", token=old_token)
     body = assert_json(r, 200)
     assert body["ok"] is True and body["counts"] == b["counts"]
@@ -222,9 +249,7 @@ def test_restore_brings_back_the_records_and_files_and_drops_keys(fresh_server):
     assert key_status(srv, old_key) == 401 and key_status(srv, new_key) == 401
     assert sql_int(srv, "SELECT COUNT(*) FROM api_keys") == 0
     relogin(srv)
-    after = snapshot(srv)
-    for part in before:
-        assert after[part] == before[part], part
+    assert_restored(snapshot(srv), before, since)
     # The counts the triggers keep (entries per branch) match the restored rows.
     assert counts == [sql_int(srv, f"SELECT COALESCE(SUM(live), -1) FROM entry_counts WHERE "
                                    f"branch_id = {br['id']}") for br in before["branches"]]
@@ -232,6 +257,12 @@ def test_restore_brings_back_the_records_and_files_and_drops_keys(fresh_server):
     assert sql_int(srv, "SELECT COUNT(*) FROM events WHERE type = 'backup.restored'") == 1
     assert sql_int(srv, "SELECT COUNT(*) FROM audit_log WHERE entity_type = 'backup'"
                         " AND action = 'restore'") == 1
+    # The admins are told of both (notifications backup.created and backup.restored).
+    notes = assert_json(srv.api("GET", "/api/notifications", token=srv.admin_token), 200)
+    told = {n["type"]: n for n in notes if n["type"].startswith("backup.")}
+    assert set(told) == {"backup.created", "backup.restored"}
+    assert b["name"] in told["backup.restored"]["body"] and told["backup.created"]["level"] == "info"
+    assert told["backup.restored"]["entity_type"] == "backup"
     # New records take new ids after the restored ones.
     e = assert_json(srv.api("POST", "/api/entries", token=srv.admin_token, json={
         "student_name": "Later", "group_id": fam.group["id"]}), 201)
@@ -244,11 +275,12 @@ def test_restore_an_upload_onto_a_fresh_server(fresh_server):
     before = snapshot(src)
     data = download(src, create_backup(src)["name"])
     dst = fresh_server()
+    since = utc_now()
     body = assert_json(upload_restore(dst, data), 200)
     assert body["counts"]["entries"] == 3
     # The accounts are the backup's now.
     dst.use_existing_admin(src.admin_username, src.admin_password)
-    assert snapshot(dst) == before
+    assert_restored(snapshot(dst), before, since)
     assert open_link(dst, share).json()["student_name"] == fam.name
 
 
@@ -309,15 +341,17 @@ def test_across_databases(fresh_server, monkeypatch):
     lite = fresh_server()
     monkeypatch.setattr(harness, "DB_KIND", "pgsql")
     assert lite.db_kind == "sqlite"
+    since = utc_now()
     assert_json(upload_restore(lite, data), 200)
     lite.use_existing_admin(src.admin_username, src.admin_password)
-    assert snapshot(lite) == before
+    assert_restored(snapshot(lite), before, since)
     data2 = download(lite, create_backup(lite)["name"])
     back = fresh_server()
     assert back.db_kind == "pgsql"
+    since = utc_now()
     assert_json(upload_restore(back, data2), 200)
     back.use_existing_admin(src.admin_username, src.admin_password)
-    assert snapshot(back) == before
+    assert_restored(snapshot(back), before, since)
     assert open_link(back, share).json()["student_name"] == fam.name
 
 
@@ -344,12 +378,13 @@ def test_journal_admin_backup_and_restore(fresh_server):
     bad.write_bytes(archive.read_bytes()[:-40])
     proc = dst.admin_cli("restore", str(bad), "--data-dir", str(dst.data_dir))
     assert proc.returncode == 1 and "damaged or truncated" in proc.stderr, proc.stderr
+    since = utc_now()
     proc = dst.admin_cli("restore", str(copy), "--data-dir", str(dst.data_dir))
     assert proc.returncode == 0, proc.stderr
     assert "every API key was deleted" in proc.stdout
     dst.use_existing_admin(src.admin_username, src.admin_password)
     dst.start()
-    assert snapshot(dst) == before
+    assert_restored(snapshot(dst), before, since)
     assert key_status(dst, key) == 401
     assert open_link(dst, share).json()["student_name"] == fam.name
     proc = dst.admin_cli("backup")
