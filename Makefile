@@ -3,6 +3,7 @@
 #   make check  - install what is missing, build, run every test
 #   make bench  - benchmarks
 #   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
+#   make bench-photo - journal-worker: a 12-megapixel JPEG through the server-side enhancement
 #   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 #   make install - make build, then install it (DESTDIR, and the options given to configure by
@@ -15,7 +16,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker fuzz deps clean distclean \
+.PHONY: all build build-asan run check unit api bench bench-worker bench-photo fuzz deps clean distclean \
 	install deb check-package
 
 all: build
@@ -40,6 +41,9 @@ bench: build
 
 bench-worker: build
 	@/usr/bin/python3 bench/bench_worker.py
+
+bench-photo: build
+	@/usr/bin/python3 bench/bench_photo.py
 
 fuzz:
 	@sh scripts/deps.sh fuzz

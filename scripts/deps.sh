@@ -11,7 +11,8 @@ libaprutil1-dbd-sqlite3 libaprutil1-dbd-pgsql \
 libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-dev libmagic-dev \
 check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
-wrk curl"
+wrk curl \
+libvips-dev python3-pil"
 [ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 [ "${1:-}" != deb ] || PKGS="$PKGS debhelper dpkg-dev fakeroot lintian"
 

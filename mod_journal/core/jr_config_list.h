@@ -110,7 +110,15 @@ X(ai_timeout, int, "JournalAITimeout", DURATION, MAIN, 1, 3600, 60,             
   "a duration from 1s to 1h (seconds, or a number with s, m or h)",                                \
   "Timeout of one request to the AI endpoint")                                                     \
 X(ai_concurrency, int, "JournalAIConcurrency", INT, MAIN, 1, 256, 4, "an integer from 1 to 256",   \
-  "AI requests in flight per worker process")
+  "AI requests in flight per worker process")                                                     \
+X(photo_ai_endpoint, const char *, "JournalPhotoAIEndpoint", TEXT, MAIN, 0, 0, NULL, NULL,         \
+  "Base URL of the AI photo service (upscaling, face restoration)")                                \
+X(photo_ai_timeout, int, "JournalPhotoAITimeout", INT, MAIN, 1000, 3600000, 600000,                \
+  "an integer from 1000 to 3600000 (milliseconds)",                                                \
+  "Timeout of a photo service request with face restoration, in milliseconds")                     \
+X(photo_upscale_timeout, int, "JournalPhotoUpscaleTimeout", INT, MAIN, 1000, 3600000, 120000,      \
+  "an integer from 1000 to 3600000 (milliseconds)",                                                \
+  "Timeout of a plain upscale request to the photo service, in milliseconds")
 /* clang-format on */
 
 #endif

@@ -5,6 +5,7 @@ const jr_stmt_def_t *const jr_stmt_tables[] = {
     jr_stmts_bans,  jr_stmts_keyauth, jr_stmts_keys,  jr_stmts_audit,    jr_stmts_settings,
     jr_stmts_students, jr_stmts_modules, jr_stmts_entries, jr_stmts_files, jr_stmts_photos, jr_stmts_trash,
     jr_stmts_lessons, jr_stmts_queues, jr_stmts_stats, jr_stmts_events, jr_stmts_jobs, jr_stmts_ai,
+    jr_stmts_photo_jobs, jr_stmts_photo_run,
     NULL,
 };
 

@@ -57,5 +57,7 @@ extern const jr_stmt_def_t jr_stmts_stats[];
 extern const jr_stmt_def_t jr_stmts_events[];
 extern const jr_stmt_def_t jr_stmts_jobs[];
 extern const jr_stmt_def_t jr_stmts_ai[];
+extern const jr_stmt_def_t jr_stmts_photo_jobs[];
+extern const jr_stmt_def_t jr_stmts_photo_run[];
 
 #endif
