@@ -438,9 +438,9 @@ def test_health(photo_env):
     fake.mode(health="down")
     r = assert_json(srv.api("GET", "/api/photo-ai/health", token=srv.admin_token), 502)
     assert r["ok"] is False and "HTTP 503" in r["error"]
-    fake.mode(health="slow", ms=1500)  # within the 2000 ms
+    fake.mode(health="slow", ms=1000)  # within the 2000 ms
     assert assert_json(srv.api("GET", "/api/photo-ai/health", token=srv.admin_token),
-                       200)["latency_ms"] >= 1400
+                       200)["latency_ms"] >= 950
     fake.mode(health="slow", ms=6000)
     t0 = time.monotonic()
     r = assert_json(srv.api("GET", "/api/photo-ai/health", token=srv.admin_token), 504)
