@@ -12,52 +12,12 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define AI_CLAIM_SET                                                                         \
-    "UPDATE ai_jobs SET status = 'processing', lease_owner = %s, lease_until = %s,"          \
-    " attempts = attempts + 1, run_after = NULL, updated_at = %s WHERE id IN (SELECT id"     \
-    " FROM ai_jobs WHERE "
-#define AI_CLAIM_RET " RETURNING id, entity_type, entity_id, branch_id, attempts"
-#define AI_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
-#define AI_PENDING "status = 'pending' AND (run_after IS NULL OR run_after <= %s)"
-#define LIMIT_N " ORDER BY id LIMIT CAST(%s AS INTEGER)"
-
 const jr_stmt_def_t jr_stmts_jobs[] = {
-    /* Two claims rather than one OR: each walks its own index in id order. */
-    {"ai_claim_expired", AI_CLAIM_SET AI_EXPIRED LIMIT_N ")" AI_CLAIM_RET,
-     AI_CLAIM_SET AI_EXPIRED LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
-    {"ai_claim_pending", AI_CLAIM_SET AI_PENDING LIMIT_N ")" AI_CLAIM_RET,
-     AI_CLAIM_SET AI_PENDING LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET},
-    {"ai_renew",
-     "UPDATE ai_jobs SET lease_until = %s, updated_at = %s WHERE id = " JR_INT
-     " AND lease_owner = %s AND status = 'processing'",
-     NULL},
-    /* The final word on a job: only the lease holder's update matches. */
-    {"ai_settle",
-     "UPDATE ai_jobs SET status = %s, run_after = %s, last_error = %s,"
-     " attempts = attempts - CAST(%s AS INTEGER), lease_owner = NULL, lease_until = NULL,"
-     " updated_at = %s WHERE id = " JR_INT " AND lease_owner = %s AND status = 'processing'",
-     NULL},
-    {"ai_due",
-     "SELECT CASE WHEN EXISTS (SELECT 1 FROM ai_jobs WHERE " AI_PENDING ") THEN 1 ELSE 0 END"
-     " AS ready, (SELECT MIN(run_after) FROM ai_jobs WHERE status = 'pending') AS next_run,"
-     " (SELECT MIN(COALESCE(lease_until, '')) FROM ai_jobs WHERE status = 'processing')"
-     " AS next_lease",
-     NULL},
-    {"ai_held",
-     "SELECT id, lease_owner FROM ai_jobs WHERE status = 'processing'"
-     " AND substr(lease_owner, 1, length(%s)) = %s",
-     NULL},
-    {"ai_expire",
-     "UPDATE ai_jobs SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT
-     " AND lease_owner = %s AND status = 'processing' AND lease_until > '1970-01-01T00:00:00Z'",
-     NULL},
+    JR_QUEUE_STMTS("ai", "ai_jobs", "pending", "", JR_QUEUE_RETURNING),
     {NULL, NULL, NULL},
 };
 
-const jr_queue_t jr_queue_ai = {
-    "ai",           "journal_ai",   3,          "ai_claim_expired", "ai_claim_pending",
-    "ai_renew",     "ai_settle",    "ai_due",   "ai_held",          "ai_expire",
-};
+const jr_queue_t jr_queue_ai = JR_QUEUE_DEF("ai", "journal_ai", 3);
 
 const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
 {

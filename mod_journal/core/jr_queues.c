@@ -42,7 +42,8 @@ const jr_stmt_def_t jr_stmts_queues[] = {
               "branch_id", ""),
     JR_SCOPED("photo_requeue",
               "UPDATE photo_jobs SET status = 'queued', attempts = 0, last_error = NULL,"
-              " updated_at = %s WHERE status = 'failed' AND ",
+              " lease_owner = NULL, lease_until = NULL, run_after = NULL, started_at = NULL,"
+              " finished_at = NULL, updated_at = %s WHERE status = 'failed' AND ",
               "branch_id", ""),
     /* A group moving to another branch takes its records' jobs along (history included), or
      * the old branch's keys would still count and requeue them. */
@@ -89,17 +90,26 @@ apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id
     return rv;
 }
 
-static apr_status_t wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
+apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_db_exec(ctx->db, p, "signal_bump", NULL, JR_ARGS(jr_now_iso(p), channel)) !=
             APR_SUCCESS ||
         (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, "signal_notify", &rows, JR_ARGS(channel)) != APR_SUCCESS) ||
+         jr_db_select(ctx->db, p, "signal_notify", &rows, JR_ARGS(channel)) != APR_SUCCESS)) {
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
+{
+    apr_pool_t *p = ctx->pool;
+    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    if (jr_queue_signal(ctx, channel) != APR_SUCCESS ||
         jr_audit_ref(ctx, "wake", "queue", channel, NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
     }
@@ -141,7 +151,6 @@ static apr_status_t requeue_records(jr_ctx_t *ctx, const char *label, int entrie
 static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
-    jr_rows_t *rows;
     const char *scope = ctx->who.branch_json, *now = jr_now_iso(p);
     int n = 0;
     if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
@@ -153,11 +162,7 @@ static apr_status_t requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
                     APR_SUCCESS)) ||
         (!ai &&
          jr_db_exec(ctx->db, p, "photo_requeue", &n, JR_ARGS(now, scope, scope)) != APR_SUCCESS) ||
-        jr_db_exec(ctx->db, p, "signal_bump", NULL,
-                   JR_ARGS(now, ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS ||
-        (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, "signal_notify", &rows,
-                      JR_ARGS(ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS) ||
+        jr_queue_signal(ctx, ai ? "journal_ai" : "journal_photo") != APR_SUCCESS ||
         jr_audit_ref(ctx, "requeue_failed", "queue", ai ? "journal_ai" : "journal_photo",
                      NULL) != APR_SUCCESS) {
         return jr_tx_fail(ctx, res, NULL);
@@ -214,5 +219,6 @@ apr_status_t jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 apr_status_t jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 0);
-    return c ? jr_reply(res, ctx->pool, 200, c) : jr_fail(res, ctx->pool, 503, "database unavailable");
+    return c ? jr_reply(res, ctx->pool, 200, jr_photo_describe(ctx, c))
+             : jr_fail(res, ctx->pool, 503, "database unavailable");
 }

@@ -8,6 +8,7 @@ const jr_stmt_def_t *const jr_stmt_tables[] = {
     jr_stmts_notif, jr_stmts_stream, jr_stmts_chat,
     jr_stmts_idem, jr_stmts_sync,
     jr_stmts_share, jr_stmts_share_public, jr_stmts_backup, jr_stmts_backup_restore,
+    jr_stmts_photo_jobs, jr_stmts_photo_run,
     NULL,
 };
 

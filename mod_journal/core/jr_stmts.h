@@ -66,5 +66,7 @@ extern const jr_stmt_def_t jr_stmts_share[];
 extern const jr_stmt_def_t jr_stmts_share_public[];
 extern const jr_stmt_def_t jr_stmts_backup[];
 extern const jr_stmt_def_t jr_stmts_backup_restore[];
+extern const jr_stmt_def_t jr_stmts_photo_jobs[];
+extern const jr_stmt_def_t jr_stmts_photo_run[];
 
 #endif
