@@ -6,6 +6,7 @@
 
 #include "jr_events.h"
 #include "jr_log.h"
+#include "jr_notif.h"
 #include "jr_photo_jobs.h"
 #include "jr_stmts.h"
 #include "jr_storage.h"
@@ -72,8 +73,17 @@ apr_status_t jr_photo_event(jr_ctx_t *ctx, const char *type, long long job_id)
     jr_jw_kint_text(&w, "result_width", jr_rows_get(r, 0, "result_width"));
     jr_jw_kint_text(&w, "result_height", jr_rows_get(r, 0, "result_height"));
     jr_jw_obj_end(&w);
-    return jr_event(ctx, type, jr_rows_int(r, 0, "branch_id", 0), "photo_job", job_id,
-                    jr_jw_done(&w, NULL));
+    if (jr_event(ctx, type, jr_rows_int(r, 0, "branch_id", 0), "photo_job", job_id,
+                 jr_jw_done(&w, NULL)) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    return jr_notify(ctx, type, jr_rows_int(r, 0, "branch_id", 0), "photo_job", job_id,
+                     type[6] == 'd' ? "Photo job done" : "Photo job failed",
+                     jr_psprintf(p, "Photo %s job %lld of entry %s: %s", jr_rows_get(r, 0, "action"),
+                                 job_id, jr_rows_get(r, 0, "entry_id"),
+                                 type[6] == 'd'                    ? "the result is ready to apply"
+                                 : jr_rows_get(r, 0, "last_error") ? jr_rows_get(r, 0, "last_error")
+                                                                   : "no answer"));
 }
 
 /* Fails a job for good, with its event, in the open transaction; -1 error, 0 lost, 1 done. */

@@ -480,6 +480,13 @@ def test_failed_attempts_retry_then_fail_and_requeue(photo_env):
     again = wait_job(srv, eid, bad["id"], "done")
     assert again["attempts"] == 1 and again["error"] is None
     assert [k for k, _ in photo_events(srv, bad["id"])] == ["photo.failed", "photo.done"]
+    # The admins were notified of each outcome (photo.failed at level error).
+    notes = [n for n in assert_json(srv.api("GET", "/api/notifications", token=srv.admin_token),
+                                    200) if n["entity_type"] == "photo_job"
+             and n["entity_id"] == bad["id"]]
+    assert sorted(n["type"] for n in notes) == ["photo.done", "photo.failed"]
+    failed_note = next(n for n in notes if n["type"] == "photo.failed")
+    assert failed_note["level"] == "error" and failed["error"] in failed_note["body"]
 
 
 def test_upscale_timeout(photo_env):
@@ -543,6 +550,11 @@ def test_branch_isolation(photo_env):
     assert_error(srv.api("PUT", "/api/photo-jobs/enabled", token=tutor_b,
                          json={"enabled": True}), 403)
     assert_error(srv.api("GET", "/api/photo-ai/health", token=tutor_b), 403)
+    # Notifications of photo jobs go to the job's branch: tutor B is told of B's job only.
+    told = [n["entity_id"] for n in assert_json(srv.api("GET", "/api/notifications",
+                                                        token=tutor_b), 200)
+            if n["type"] == "photo.done"]
+    assert told == [jb["id"]]
     # the tutor's own entry works end to end
     assert_json(post(srv, f"/api/entries/{eb['id']}/photo/jobs/{jb['id']}/apply", token=tutor_b),
                 200)
