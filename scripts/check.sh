@@ -20,7 +20,7 @@ started=$(date +%s)
 MIN_UNIT=281
 MIN_API_SQLITE=845
 MIN_API_PGSQL=841
-MIN_GUIDE_EXAMPLES=35
+MIN_GUIDE_EXAMPLES=44
 
 # Whatever the caller's environment says, make check runs everything: Check's selection
 # (CK_RUN_SUITE, CK_RUN_CASE, tags, CK_FORK), pytest's (PYTEST_ADDOPTS, plugins), the

@@ -35,7 +35,8 @@ from harness import REPO, Server, assert_json, sql_exec  # noqa: E402
 
 GUIDE = REPO / "docs" / "integrators.md"
 
-FENCE_RE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.S | re.M)
+# Fenced blocks, also indented ones (inside list items).
+FENCE_RE = re.compile(r"^( *)```(?P<lang>[a-z]*)\n(?P<body>.*?)^\1```\n", re.S | re.M)
 MARK_RE = re.compile(r"<!-- (example|illustration)\b(?: setup=(\w+))?(?::\s*(.*?))?\s*-->", re.S)
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 KEY_RE = re.compile(r"^wsk_[0-9A-Za-z]{49}$")
@@ -72,9 +73,9 @@ def parse_guide(text):
         if inline:
             command, answer_index = inline, i
         else:
-            if fences[i].group(1) != "sh":
+            if fences[i].group("lang") != "sh":
                 raise SystemExit(f"guide line {line_of(text, m.start())}: no sh block")
-            command, answer_index = fences[i].group(2), i + 1
+            command, answer_index = fences[i].group("body"), i + 1
             used.add(i)
         if answer_index >= len(fences) or (
                 not inline and text[fences[i].end():fences[answer_index].start()].strip()):
@@ -82,9 +83,9 @@ def parse_guide(text):
                              "the request")
         used.add(answer_index)
         examples.append(Example(line_of(text, m.start()), command,
-                                fences[answer_index].group(2), setup))
+                                fences[answer_index].group("body"), setup))
     for i, f in enumerate(fences):
-        if f.group(1) == "sh" and "curl " in f.group(2) and i not in used:
+        if f.group("lang") == "sh" and "curl " in f.group("body") and i not in used:
             unmarked.append(line_of(text, f.start()))
     return examples, unmarked
 
@@ -274,7 +275,17 @@ def entry1_check_failed(srv, env):
              "WHERE id = 1")
 
 
-SETUPS = {"report1_checked": report1_checked, "entry1_check_failed": entry1_check_failed}
+def ban_203_0_113_7(srv, env):
+    """A client at 203.0.113.7 (behind the trusted proxy) sends wrong keys up to the ban
+    threshold (JournalKeyBanThreshold, 20)."""
+    for _ in range(20):
+        r = srv.api("GET", "/api/v1/me", ip="203.0.113.7",
+                    headers={"X-Api-Key": "wsk_" + "0" * 49})
+        assert r.status_code == 401, r.text
+
+
+SETUPS = {"report1_checked": report1_checked, "entry1_check_failed": entry1_check_failed,
+          "ban_203_0_113_7": ban_203_0_113_7}
 
 
 # ---- running ----------------------------------------------------------------------------------
