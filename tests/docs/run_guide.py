@@ -223,8 +223,10 @@ def build_world(srv):
                            "notes": "Prefers morning lessons"})
     post("/api/students", {"name": "Jonas Weber", "group_id": 1})
     read_key = post("/api/api-keys", {"name": "Reporting export", "scopes": ["read"]})["key"]
+    # The guide shows an expiry in 2027; times are normalised, and this one must stay in the
+    # future for as long as the guide is run.
     key = post("/api/api-keys", {"name": "North CRM sync", "scopes": ["read", "write"],
-                                 "rate_limit_per_min": 120, "expires_at": "2027-06-30T00:00:00Z",
+                                 "rate_limit_per_min": 120, "expires_at": "2099-06-30T00:00:00Z",
                                  "branch_ids": [2, 1]})["key"]
     post("/api/entries", {"student_name": "anna berg", "group_id": 1, "module_id": 1,
                           "description": "Solved the inclined-plane problems without help."})
