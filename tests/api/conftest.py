@@ -29,11 +29,7 @@ def _session_server():
         srv.start()
         yield srv
     finally:
-        try:
-            srv.stop()
-        finally:
-            problems = srv.new_log_problems()
-            srv.cleanup()
+        problems = srv.finish()
     if problems:
         pytest.fail(_problems_message(srv, problems), pytrace=False)
 

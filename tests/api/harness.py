@@ -428,6 +428,16 @@ class Server:
         self.started = False
         self.pid = None
 
+    def finish(self):
+        """Stops the server; returns the unexpected problem lines of its error log and removes
+        its temp dir (kept when there were problems), also when stopping failed."""
+        try:
+            self.stop()
+        finally:
+            problems = self.new_log_problems()
+            self.cleanup()
+        return problems
+
     def restart(self):
         """Stop and start again; the data (and the sessions) are kept."""
         self.stop()
