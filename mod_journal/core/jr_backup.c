@@ -68,6 +68,9 @@
     "id, created_at, actor_user_id, actor_key_id, via_api_key, client_ip, action, entity_type," \
     " entity_id, changes"
 
+#define C_CHAT "id, tutor_id, sender_id, text, created_at"
+#define C_CHAT_READS "tutor_id, user_id, last_read_id"
+
 /* Identity sequences follow the highest id restored (PostgreSQL; SQLite's AUTOINCREMENT
  * follows explicit ids by itself). */
 #define SEQ(t)                                                                                  \
@@ -93,9 +96,11 @@ const jr_stmt_def_t jr_stmts_backup[] = {
     BK_ALL("settings", C_SETTINGS, "name", S "," S "," S "," I),
     BK("share_links", C_SHARE, "id", I "," S "," I "," S "," S "," S "," I "," S "," S "," S "," I),
     BK("audit_log", C_AUDIT, "id", I "," S "," I "," I "," I "," S "," S "," S "," S "," S),
+    BK("chat_messages", C_CHAT, "id", I "," I "," I "," S "," S),
+    BK_ALL("chat_reads", C_CHAT_READS, "tutor_id, user_id", I "," I "," I),
     SEQ("branches"), SEQ("users"), SEQ("study_groups"), SEQ("students"), SEQ("modules"),
     SEQ("entries"), SEQ("entry_files"), SEQ("photos"), SEQ("lesson_reports"),
-    SEQ("lesson_report_versions"), SEQ("share_links"), SEQ("audit_log"),
+    SEQ("lesson_report_versions"), SEQ("share_links"), SEQ("audit_log"), SEQ("chat_messages"),
     {NULL, NULL, NULL},
 };
 
@@ -127,6 +132,8 @@ COLS(c_share, "id", "kind", "target_id", "token_hash", "password_hash", "expires
      "created_by", "created_at", "revoked_at", "last_opened_at", "open_count");
 COLS(c_audit, "id", "created_at", "actor_user_id", "actor_key_id", "via_api_key", "client_ip",
      "action", "entity_type", "entity_id", "changes");
+COLS(c_chat, "id", "tutor_id", "sender_id", "text", "created_at");
+COLS(c_chat_reads, "tutor_id", "user_id", "last_read_id");
 
 static const jr_backup_table_t t_branches = {"branches", c_branches, "isss", 1},
     t_users = {"users", c_users, "isssiss", 1},
@@ -141,11 +148,14 @@ static const jr_backup_table_t t_branches = {"branches", c_branches, "isss", 1},
     t_versions = {"lesson_report_versions", c_versions, "iisssii", 1},
     t_settings = {"settings", c_settings, "sssi", 0},
     t_share = {"share_links", c_share, "isisssisssi", 1},
-    t_audit = {"audit_log", c_audit, "isiiisssss", 1};
+    t_audit = {"audit_log", c_audit, "isiiisssss", 1},
+    t_chat = {"chat_messages", c_chat, "iiiss", 1},
+    t_chat_reads = {"chat_reads", c_chat_reads, "iii", 0};
 
 const jr_backup_table_t *const jr_backup_tables[] = {
     &t_branches, &t_users, &t_user_branches, &t_groups, &t_students, &t_modules, &t_entries,
-    &t_files, &t_photos, &t_reports, &t_versions, &t_settings, &t_share, &t_audit, NULL,
+    &t_files, &t_photos, &t_reports, &t_versions, &t_settings, &t_share, &t_audit, &t_chat,
+    &t_chat_reads, NULL,
 };
 
 static int backup_name_ok(const char *name)
