@@ -126,24 +126,27 @@ static const char *check_worker_path(cmd_parms *cmd, const char *arg, const char
     return NULL;
 }
 
-/* An http(s) base URL without credentials, query or fragment; trailing slashes dropped. */
-static const char *check_ai_endpoint(cmd_parms *cmd, const char *arg, const char **value)
+/* An http(s) base URL without credentials, query or fragment; trailing slashes dropped.
+ * name: the directive; example: what a valid value looks like. */
+static const char *check_base_url(cmd_parms *cmd, const char *arg, const char **value,
+                                  const char *name, const char *example)
 {
     apr_uri_t u;
     char *url;
     size_t n;
     if (apr_uri_parse(cmd->pool, arg, &u) == APR_SUCCESS && (u.user || u.password)) {
-        return "JournalAIEndpoint: a user name or password in the URL is not allowed: put the "
-               "key in the file named by JournalAIKeyFile";
+        return apr_psprintf(cmd->pool, "%s: a user name or password in the URL is not allowed%s",
+                            name, strcmp(name, "JournalAIEndpoint")
+                                      ? ""
+                                      : ": put the key in the file named by JournalAIKeyFile");
     }
     if (strlen(arg) > 2048 || !is_one_token(arg) ||
         apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme ||
         (ap_cstr_casecmp(u.scheme, "http") != 0 && ap_cstr_casecmp(u.scheme, "https") != 0) ||
         !u.hostname || !*u.hostname || u.query || u.fragment) {
-        return apr_psprintf(cmd->pool, "JournalAIEndpoint: '%s' is not valid: use the http:// or "
-                                       "https:// base URL of an OpenAI-compatible API, such as "
-                                       "http://127.0.0.1:11434/v1 (no query or fragment)",
-                            arg);
+        return apr_psprintf(cmd->pool, "%s: '%s' is not valid: use the http:// or https:// base "
+                                       "URL of %s (no query or fragment)",
+                            name, arg, example);
     }
     url = apr_pstrdup(cmd->pool, arg);
     for (n = strlen(url); n > 0 && url[n - 1] == '/'; --n) {
@@ -151,6 +154,18 @@ static const char *check_ai_endpoint(cmd_parms *cmd, const char *arg, const char
     }
     *value = url;
     return NULL;
+}
+
+static const char *check_ai_endpoint(cmd_parms *cmd, const char *arg, const char **value)
+{
+    return check_base_url(cmd, arg, value, "JournalAIEndpoint",
+                          "an OpenAI-compatible API, such as http://127.0.0.1:11434/v1");
+}
+
+static const char *check_photo_ai_endpoint(cmd_parms *cmd, const char *arg, const char **value)
+{
+    return check_base_url(cmd, arg, value, "JournalPhotoAIEndpoint",
+                          "the photo service, such as http://gpu1.internal:7860");
 }
 
 static const char *check_ai_model(cmd_parms *cmd, const char *arg, const char **value)

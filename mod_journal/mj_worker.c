@@ -228,7 +228,8 @@ static const char *settings_text(apr_pool_t *p, server_rec *s)
     jr_config_t *c = mj_conf(s);
     const dbd_cfg_t *db = mj_dbd_settings(s);
     const char *values[] = {db ? db->name : "", db ? db->params : "", c->data_dir,
-                            runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file};
+                            runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file,
+                            c->photo_ai_endpoint};
     size_t i;
     for (i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
         if (values[i] && strpbrk(values[i], "\r\n")) {
@@ -244,6 +245,10 @@ static const char *settings_text(apr_pool_t *p, server_rec *s)
         apr_psprintf(p, "ai_timeout = %d\nai_concurrency = %d\nlog_level = %s\n",
                      (int)c->ai_timeout, (int)c->ai_concurrency,
                      level_name(ap_get_server_module_loglevel(s, APLOG_MODULE_INDEX))),
+        setting(p, "photo_ai_endpoint", values[7]),
+        apr_psprintf(p, "photo_ai_timeout_ms = %d\nphoto_upscale_timeout_ms = %d\n"
+                        "photo_max_size = %" APR_INT64_T_FMT "\n",
+                     c->photo_ai_timeout, c->photo_upscale_timeout, (apr_int64_t)c->upload_max),
         NULL);
 }
 

@@ -116,7 +116,7 @@ replay() {
         link_target "$bdir" "$t" "$(mkvar "$bdir" JR_WARN) $san" "$fuzzdir/replay.c"
     done
     for t in $TARGETS; do
-        ASAN_OPTIONS=${ASAN_OPTIONS:-use_sigaltstack=0}:detect_leaks=1 \
+        ASAN_OPTIONS=${ASAN_OPTIONS:-use_sigaltstack=0}:detect_leaks=${JOURNAL_FUZZ_LEAKS:-1} \
             "$bdir/fuzz/$t" "$fuzzdir"/corpus/*/ || return 1
     done
 }

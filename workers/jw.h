@@ -9,6 +9,7 @@
 
 #include "jr_ai.h"
 #include "jr_log.h"
+#include "jr_photo_jobs.h"
 
 /* ---- jw_config.c: the settings file (docs/worker.md, "The settings file") ---------------- */
 
@@ -22,10 +23,17 @@ typedef struct {
     int ai_concurrency;   /* requests in flight */
     jr_log_level_e log_level;
     const char *ai_key; /* the bearer key read from ai_key_file (never logged), or NULL */
+    const char *photo_ai_endpoint;   /* NULL: no photo service, ai photo jobs stay queued */
+    long long photo_ai_timeout_ms;   /* a request with face restoration */
+    long long photo_upscale_timeout_ms; /* a plain upscale */
+    long long photo_max_size;        /* the largest result accepted (the upload cap) */
 } jw_settings_t;
 
 #define JW_DEFAULT_AI_TIMEOUT 60
 #define JW_DEFAULT_AI_CONCURRENCY 4
+#define JW_DEFAULT_PHOTO_AI_TIMEOUT_MS 600000
+#define JW_DEFAULT_PHOTO_UPSCALE_TIMEOUT_MS 120000
+#define JW_DEFAULT_PHOTO_MAX_SIZE (20LL * 1024 * 1024)
 
 /* Parses the text of a settings file into s (defaults first). NULL on success, otherwise a
  * message that names the line ("line 3: unknown setting 'x'"). Does not read the key file. */
@@ -106,6 +114,7 @@ struct jw_job {
     struct curl_slist *headers;
     char *body; /* the response, capped */
     size_t len, cap;
+    size_t body_max; /* the cap; 0: the default (1 MB) */
     int too_large;
     int done; /* transfer over, outcome decided, not written yet */
     apr_time_t started;
@@ -117,6 +126,10 @@ jw_job_t *jw_job_new(jw_t *w, const jw_handler_t *h);
 /* Adds a configured easy handle to the worker's multi handle. */
 apr_status_t jw_job_add(jw_t *w, jw_job_t *j);
 
+/* A job that ran without a transfer (its handler's start did the work): its outcome, decided
+ * in the job, is written with the others. */
+void jw_job_done(jw_t *w, jw_job_t *j);
+
 /* Accessors for handlers. */
 const jw_settings_t *jw_settings(const jw_t *w);
 CURLM *jw_multi(jw_t *w);
@@ -124,15 +137,35 @@ CURLM *jw_multi(jw_t *w);
 /* The AI text checks (jw_ai.c). */
 extern const jw_handler_t jw_ai_handler;
 
+/* Photo jobs (jw_photo.c): ai through the photo service, enhance with libvips in the loop. */
+extern const jw_handler_t jw_photo_ai_handler;
+extern const jw_handler_t jw_photo_enhance_handler;
+/* Requests in flight to the photo service per worker process. */
+#define JW_PHOTO_AI_CONCURRENCY 2
+
+/* ---- jw_photo_vips.c: the image work ------------------------------------------------------ */
+
+/* The server-side enhancement of the image at in, written to out in the source's format
+ * (JPEG, PNG or WebP): EXIF orientation applied, levels stretched, mildly sharpened, by
+ * strength (0 to 1). NULL on success (*type, *width, *height filled), else a short reason. */
+const char *jw_vips_enhance(apr_pool_t *p, const char *in, double strength, const char *out,
+                            const char **type, long long *width, long long *height);
+
+/* Checks that the file at path is a JPEG, PNG or WebP image that decodes in full, with sane
+ * dimensions. NULL when it is (*type, *width, *height filled), else a short reason. */
+const char *jw_vips_check(apr_pool_t *p, const char *path, const char **type, long long *width,
+                          long long *height);
+
 /* ---- jw_wake.c: being told that work may be due --------------------------------------- */
 
 typedef struct jw_wake jw_wake_t;
 
 /* SQLite: inotify on the database's directory (every commit writes the -wal file).
- * PostgreSQL: LISTEN on channel on the worker's connection. *pw is NULL when no source could
+ * PostgreSQL: LISTEN on each channel (channels: names separated by spaces) on the worker's
+ * connection. *pw is NULL when no source could
  * be set up (the worker then relies on its timers and the safety poll). */
 apr_status_t jw_wake_open(jw_wake_t **pw, apr_pool_t *p, jr_db_t *db, const char *db_params,
-                          const char *channel);
+                          const char *channels);
 /* The descriptor to poll, or -1. */
 int jw_wake_fd(const jw_wake_t *w);
 /* Consumes what arrived (never blocks). 1 when work may be due. */

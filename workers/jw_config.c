@@ -23,8 +23,9 @@ typedef struct {
 
 typedef struct {
     const char *db_driver, *db_params, *data_dir, *runtime_dir, *ai_endpoint, *ai_model,
-        *ai_key_file, *log_level;
-    long long ai_timeout, ai_concurrency;
+        *ai_key_file, *log_level, *photo_ai_endpoint;
+    long long ai_timeout, ai_concurrency, photo_ai_timeout_ms, photo_upscale_timeout_ms,
+        photo_max_size;
 } raw_t;
 
 #define OFF(f) offsetof(raw_t, f)
@@ -40,6 +41,10 @@ static const setting_t names[] = {
     {"ai_timeout", T_INT, OFF(ai_timeout), 1, 3600},
     {"ai_concurrency", T_INT, OFF(ai_concurrency), 1, 256},
     {"log_level", T_TEXT, OFF(log_level), 0, 0},
+    {"photo_ai_endpoint", T_TEXT, OFF(photo_ai_endpoint), 0, 0},
+    {"photo_ai_timeout_ms", T_INT, OFF(photo_ai_timeout_ms), 1000, 3600000},
+    {"photo_upscale_timeout_ms", T_INT, OFF(photo_upscale_timeout_ms), 1000, 3600000},
+    {"photo_max_size", T_INT, OFF(photo_max_size), 1024, 4LL * 1024 * 1024 * 1024},
     {NULL, T_TEXT, 0, 0, 0},
 };
 
@@ -94,11 +99,22 @@ static int parse_level(const char *v, jr_log_level_e *out)
     return -1;
 }
 
+/* An http(s) URL without its trailing slashes; NULL when it is not one. */
+static const char *base_url(apr_pool_t *p, const char *url)
+{
+    size_t n;
+    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+        return NULL;
+    }
+    for (n = strlen(url); n > 0 && url[n - 1] == '/'; --n) {
+    }
+    return apr_pstrmemdup(p, url, n);
+}
+
 /* Checks that involve the whole file; fills s. */
 static const char *resolve(apr_pool_t *p, const raw_t *raw, jw_settings_t *s)
 {
     const char *ep = raw->ai_endpoint;
-    size_t n;
     if (!raw->db_driver || (strcmp(raw->db_driver, "sqlite3") && strcmp(raw->db_driver, "pgsql"))) {
         return "db_driver is required: sqlite3 or pgsql";
     }
@@ -112,16 +128,20 @@ static const char *resolve(apr_pool_t *p, const raw_t *raw, jw_settings_t *s)
         return "log_level must be one of error, warn, info, debug";
     }
     if (ep) {
-        if (strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) {
+        if (!(ep = base_url(p, ep))) {
             return "ai_endpoint must be an http:// or https:// URL";
         }
         if (!raw->ai_model) {
             return "ai_model is required when ai_endpoint is set";
         }
-        for (n = strlen(ep); n > 0 && ep[n - 1] == '/'; --n) {
-        }
-        ep = apr_pstrmemdup(p, ep, n);
     }
+    if (raw->photo_ai_endpoint &&
+        !(s->photo_ai_endpoint = base_url(p, raw->photo_ai_endpoint))) {
+        return "photo_ai_endpoint must be an http:// or https:// URL";
+    }
+    s->photo_ai_timeout_ms = raw->photo_ai_timeout_ms;
+    s->photo_upscale_timeout_ms = raw->photo_upscale_timeout_ms;
+    s->photo_max_size = raw->photo_max_size;
     s->db_driver = raw->db_driver;
     s->db_params = raw->db_params;
     s->data_dir = raw->data_dir;
@@ -146,6 +166,9 @@ const char *jw_settings_parse(apr_pool_t *p, const char *text, jw_settings_t *s)
     memset(&raw, 0, sizeof(raw));
     raw.ai_timeout = JW_DEFAULT_AI_TIMEOUT;
     raw.ai_concurrency = JW_DEFAULT_AI_CONCURRENCY;
+    raw.photo_ai_timeout_ms = JW_DEFAULT_PHOTO_AI_TIMEOUT_MS;
+    raw.photo_upscale_timeout_ms = JW_DEFAULT_PHOTO_UPSCALE_TIMEOUT_MS;
+    raw.photo_max_size = JW_DEFAULT_PHOTO_MAX_SIZE;
     s->log_level = JR_LOG_WARN;
     for (line = copy; line; line = next) {
         const char *t;

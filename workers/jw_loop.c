@@ -19,7 +19,8 @@
 
 volatile int jw_stop_requested;
 
-static const jw_handler_t *const handlers[] = {&jw_ai_handler, NULL};
+static const jw_handler_t *const handlers[] = {&jw_ai_handler, &jw_photo_ai_handler,
+                                               &jw_photo_enhance_handler, NULL};
 static const int recheck_ms[] = JW_RECHECKS;
 
 struct jw {
@@ -83,7 +84,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *baton)
 {
     jw_job_t *j = baton;
     size_t len = size * n;
-    if (j->len + len > BODY_MAX) {
+    if (j->len + len > (j->body_max ? j->body_max : BODY_MAX)) {
         j->too_large = 1;
         return 0; /* ends the transfer with CURLE_WRITE_ERROR */
     }
@@ -120,6 +121,13 @@ apr_status_t jw_job_add(jw_t *w, jw_job_t *j)
     }
     APR_ARRAY_PUSH(w->jobs, jw_job_t *) = j;
     return APR_SUCCESS;
+}
+
+void jw_job_done(jw_t *w, jw_job_t *j)
+{
+    j->done = 1;
+    APR_ARRAY_PUSH(w->jobs, jw_job_t *) = j;
+    w->settle_at = apr_time_now();
 }
 
 /* Takes a job out of the loop and frees it. */
@@ -569,7 +577,8 @@ static int setup(jw_t *w)
         return 1;
     }
     curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)w->set->ai_concurrency);
-    jw_wake_open(&w->wake, w->pool, w->db, w->set->db_params, jr_queue_ai.channel);
+    jw_wake_open(&w->wake, w->pool, w->db, w->set->db_params,
+                 apr_pstrcat(w->pool, jr_queue_ai.channel, " ", jr_queue_photo_ai.channel, NULL));
     return 0;
 }
 
@@ -582,8 +591,10 @@ int jw_run(apr_pool_t *p, const jw_settings_t *s, const jw_options_t *o)
     w.set = s;
     w.opt = o;
     if ((rc = setup(&w)) == 0) {
-        JR_LOG(JR06001, 0, "worker %d started (%s, AI %s)", o->instance,
-               s->db_driver, s->ai_endpoint ? "configured" : "not configured: AI jobs stay queued");
+        JR_LOG(JR06001, 0, "worker %d started (%s, AI %s, photo service %s)", o->instance,
+               s->db_driver, s->ai_endpoint ? "configured" : "not configured: AI jobs stay queued",
+               s->photo_ai_endpoint ? "configured"
+                                    : "not configured: ai photo jobs stay queued");
         w.poll_at = apr_time_now(); /* the first turn looks at once and reclaims */
         loop(&w);
         JR_LOG(JR06005, 0, "worker %d stopped", o->instance);

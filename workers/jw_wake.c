@@ -35,10 +35,9 @@ struct jw_wake {
     int backend; /* PostgreSQL: the backend that LISTENs */
 };
 
-static apr_status_t listen_pg(jw_wake_t *w)
+static apr_status_t listen_one(jw_wake_t *w, PGconn *conn, const char *channel)
 {
-    PGconn *conn = apr_dbd_native_handle(w->db->driver, w->db->handle);
-    char *chan = PQescapeIdentifier(conn, w->channel, strlen(w->channel));
+    char *chan = PQescapeIdentifier(conn, channel, strlen(channel));
     char *sql;
     PGresult *res;
     int ok;
@@ -51,8 +50,20 @@ static apr_status_t listen_pg(jw_wake_t *w)
     ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     PQclear(res);
     if (!ok) {
-        JR_LOG(JR06020, 0, "LISTEN %s failed: %s", w->channel, PQerrorMessage(conn));
+        JR_LOG(JR06020, 0, "LISTEN %s failed: %s", channel, PQerrorMessage(conn));
         return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t listen_pg(jw_wake_t *w)
+{
+    PGconn *conn = apr_dbd_native_handle(w->db->driver, w->db->handle);
+    char *list = apr_pstrdup(w->db->pool, w->channel), *state = NULL, *chan;
+    for (chan = apr_strtok(list, " ", &state); chan; chan = apr_strtok(NULL, " ", &state)) {
+        if (listen_one(w, conn, chan) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
     }
     w->fd = PQsocket(conn);
     w->backend = PQbackendPID(conn);

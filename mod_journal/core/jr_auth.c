@@ -53,29 +53,19 @@ void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids)
         ctx->who.role == JR_ROLE_ADMIN ? NULL : jr_ids_json(ctx->pool, ids);
 }
 
-int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
+int jr_auth_session_hash(jr_ctx_t *ctx, const char *hash, const char *ended, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    jr_rows_t *rows;
     apr_array_header_t *branches;
-    const char *hash;
+    jr_rows_t *rows;
 
-    if (!token || !*token) {
-        jr_fail(res, p, 401, "authentication required: send the session token in X-Auth-Token");
-        return 0;
-    }
-    if (!is_token(token)) {
-        jr_fail(res, p, 401, "invalid or expired session");
-        return 0;
-    }
-    hash = jr_sha256_hex(p, token, strlen(token));
     if (jr_db_select(ctx->db, p, JR_Q_SESSION_LOOKUP, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
         APR_SUCCESS) {
         jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
-        jr_fail(res, p, 401, "invalid or expired session");
+        jr_fail(res, p, 401, "%s", ended);
         return 0;
     }
     ctx->who.authenticated = 1;
@@ -89,6 +79,22 @@ int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
     }
     jr_identity_set_branches(ctx, branches);
     return 1;
+}
+
+int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+
+    if (!token || !*token) {
+        jr_fail(res, p, 401, "authentication required: send the session token in X-Auth-Token");
+        return 0;
+    }
+    if (!is_token(token)) {
+        jr_fail(res, p, 401, "invalid or expired session");
+        return 0;
+    }
+    return jr_auth_session_hash(ctx, jr_sha256_hex(p, token, strlen(token)),
+                                "invalid or expired session", res);
 }
 
 static const jr_field_t login_fields[] = {

@@ -54,6 +54,8 @@ COLS(c_share, "id", "kind", "target_id", "token_hash", "password_hash", "expires
      "created_by", "created_at", "revoked_at", "last_opened_at", "open_count");
 COLS(c_audit, "id", "created_at", "actor_user_id", "actor_key_id", "via_api_key", "client_ip",
      "action", "entity_type", "entity_id", "changes");
+COLS(c_chat, "id", "tutor_id", "sender_id", "text", "created_at");
+COLS(c_chat_reads, "tutor_id", "user_id", "last_read_id");
 
 /* A table with an identity column, whose sequence a restore resets, and one without. */
 #define BK_TABLE(var, id, name, cols, ints)                                                        \
@@ -76,10 +78,13 @@ BK_TABLE(t_versions, LESSON_REPORT_VERSIONS, "lesson_report_versions", c_version
 BK_TABLE_NO_ID(t_settings, SETTINGS, "settings", c_settings, "sssi");
 BK_TABLE(t_share, SHARE_LINKS, "share_links", c_share, "isisssisssi");
 BK_TABLE(t_audit, AUDIT_LOG, "audit_log", c_audit, "isiiisssss");
+BK_TABLE(t_chat, CHAT_MESSAGES, "chat_messages", c_chat, "iiiss");
+BK_TABLE_NO_ID(t_chat_reads, CHAT_READS, "chat_reads", c_chat_reads, "iii");
 
 const jr_backup_table_t *const jr_backup_tables[] = {
     &t_branches, &t_users, &t_user_branches, &t_groups, &t_students, &t_modules, &t_entries,
-    &t_files, &t_photos, &t_reports, &t_versions, &t_settings, &t_share, &t_audit, NULL,
+    &t_files, &t_photos, &t_reports, &t_versions, &t_settings, &t_share, &t_audit, &t_chat,
+    &t_chat_reads, NULL,
 };
 
 static int backup_name_ok(const char *name)

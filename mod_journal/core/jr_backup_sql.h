@@ -43,6 +43,8 @@
 #define C_AUDIT                                                                                    \
     "id, created_at, actor_user_id, actor_key_id, via_api_key, client_ip, action, entity_type,"    \
     " entity_id, changes"
+#define C_CHAT "id, tutor_id, sender_id, text, created_at"
+#define C_CHAT_READS "tutor_id, user_id, last_read_id"
 /* Identity sequences follow the highest id restored (PostgreSQL; SQLite's AUTOINCREMENT
  * follows explicit ids by itself). */
 #define BK_SEQ(X, id, t)                                                                           \
@@ -80,6 +82,8 @@
             "," BK_I)                                                                              \
     BK(X, AUDIT_LOG, "audit_log", C_AUDIT, "id",                                                   \
        BK_I "," BK_S "," BK_I "," BK_I "," BK_I "," BK_S "," BK_S "," BK_S "," BK_S "," BK_S)      \
+    BK(X, CHAT_MESSAGES, "chat_messages", C_CHAT, "id", BK_I "," BK_I "," BK_I "," BK_S "," BK_S) \
+    BK_ALL(X, CHAT_READS, "chat_reads", C_CHAT_READS, "tutor_id, user_id", BK_I "," BK_I "," BK_I) \
     BK_SEQ(X, BRANCHES, "branches")                                                                \
     BK_SEQ(X, USERS, "users")                                                                      \
     BK_SEQ(X, STUDY_GROUPS, "study_groups")                                                        \
@@ -92,6 +96,7 @@
     BK_SEQ(X, LESSON_REPORT_VERSIONS, "lesson_report_versions")                                    \
     BK_SEQ(X, SHARE_LINKS, "share_links")                                                          \
     BK_SEQ(X, AUDIT_LOG, "audit_log")                                                              \
+    BK_SEQ(X, CHAT_MESSAGES, "chat_messages")                                                      \
     /* end of JR_BACKUP_STMTS */
 
 #endif

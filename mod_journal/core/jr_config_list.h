@@ -128,7 +128,15 @@ X(share_ttl_max, long long, "JournalShareLinkMaxLifetime", DURATION, ANY, 3600, 
 X(backup_schedule, const char *, "JournalBackupSchedule", TEXT, MAIN, 0, 0, NULL, NULL,            \
   "Daily time (HH:MM, the journal's time zone) of a backup taken by httpd")                        \
 X(backup_keep, int, "JournalBackupKeep", INT, MAIN, 1, 10000, 7, "an integer from 1 to 10000",     \
-  "Backups kept in the backups directory when scheduled backups run")
+  "Backups kept in the backups directory when scheduled backups run")                              \
+X(photo_ai_endpoint, const char *, "JournalPhotoAIEndpoint", TEXT, MAIN, 0, 0, NULL, NULL,         \
+  "Base URL of the AI photo service (upscaling, face restoration)")                                \
+X(photo_ai_timeout, int, "JournalPhotoAITimeout", INT, MAIN, 1000, 3600000, 600000,                \
+  "an integer from 1000 to 3600000 (milliseconds)",                                                \
+  "Timeout of a photo service request with face restoration, in milliseconds")                     \
+X(photo_upscale_timeout, int, "JournalPhotoUpscaleTimeout", INT, MAIN, 1000, 3600000, 120000,      \
+  "an integer from 1000 to 3600000 (milliseconds)",                                                \
+  "Timeout of a plain upscale request to the photo service, in milliseconds")
 /* clang-format on */
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "jr_entries.h"
 #include "jr_files.h"
+#include "jr_photo_jobs.h"
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_magic.h"
@@ -338,6 +339,9 @@ apr_status_t jr_files_purge_entry(jr_ctx_t *ctx, long long entry_id,
     }
     for (i = 0; i < rows->nrows; ++i) {
         APR_ARRAY_PUSH(unlink_after, const char *) = jr_rows_get(rows, i, "stored_name");
+    }
+    if ((rv = jr_photo_jobs_purge_entry(ctx, entry_id, unlink_after)) != APR_SUCCESS) {
+        return rv;
     }
     return jr_photos_purge_owner(ctx, "entry", entry_id, unlink_after);
 }

@@ -12,10 +12,7 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_queue_t jr_queue_ai = {
-    "ai",         "journal_ai",  3,         JR_Q_AI_CLAIM_EXPIRED, JR_Q_AI_CLAIM_PENDING,
-    JR_Q_AI_RENEW, JR_Q_AI_SETTLE, JR_Q_AI_DUE, JR_Q_AI_HELD,         JR_Q_AI_EXPIRE,
-};
+const jr_queue_t jr_queue_ai = JR_QUEUE_DEF(AI, "ai", "journal_ai", 3);
 
 const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
 {

@@ -6,6 +6,7 @@
 #define JR_JOBS_H
 
 #include "jr_ctx.h"
+#include "jr_stmts.h"
 
 typedef struct {
     const char *name;    /* for logs: "ai" */
@@ -18,6 +19,12 @@ typedef struct {
     jr_stmt_id_t st_claim_expired, st_claim_pending, st_renew, st_settle, st_due, st_held,
         st_expire;
 } jr_queue_t;
+
+/* The jr_queue_t of the statements JR_QUEUE_STMTS (jr_jobs_sql.h) made with the same ID. */
+#define JR_QUEUE_DEF(ID, name, channel, max_attempts)                                              \
+    {name,                     channel,           max_attempts,       JR_Q_##ID##_CLAIM_EXPIRED, \
+     JR_Q_##ID##_CLAIM_PENDING, JR_Q_##ID##_RENEW, JR_Q_##ID##_SETTLE, JR_Q_##ID##_DUE,            \
+     JR_Q_##ID##_HELD,          JR_Q_##ID##_EXPIRE}
 
 /* A claimed job. owner is the lease holder's name: "host:pid:n", unique per claim. */
 typedef struct {

@@ -1,40 +1,47 @@
 /* The statements of jr_jobs.c (see jr_stmts.h): one X(ID, SQL) row each, or
- * X(ID, SQLite SQL, PostgreSQL SQL) where the dialects differ. */
+ * X(ID, SQLite SQL, PostgreSQL SQL) where the dialects differ. A queue's statements come from
+ * one macro, JR_QUEUE_STMTS, so another table can be a queue without copying the SQL. */
 #ifndef JR_JOBS_SQL_H
 #define JR_JOBS_SQL_H
 
-#define AI_CLAIM_SET                                                                               \
-    "UPDATE ai_jobs SET status = 'processing', lease_owner = %s, lease_until = %s,"                \
+/* The statements of a queue ID on table t whose waiting status is st ('pending', 'queued'),
+ * with the ids JR_Q_<ID>_CLAIM_EXPIRED, _CLAIM_PENDING, _RENEW, _SETTLE, _DUE, _HELD and
+ * _EXPIRE (jr_queue_t, JR_QUEUE_DEF in jr_jobs.h). where narrows every statement to the
+ * queue's rows (" AND action = 'x'", or ""); ret is the claims' RETURNING clause. Two claims
+ * rather than one OR: each walks its own index in id order. The settle is the final word on a
+ * job: only the lease holder's update matches. */
+#define JR_QUEUE_SET(t)                                                                            \
+    "UPDATE " t " SET status = 'processing', lease_owner = %s, lease_until = %s,"                  \
     " attempts = attempts + 1, run_after = NULL, updated_at = %s WHERE id IN (SELECT id"           \
-    " FROM ai_jobs WHERE "
-#define AI_CLAIM_RET " RETURNING id, entity_type, entity_id, branch_id, attempts"
-#define AI_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
-#define AI_PENDING "status = 'pending' AND (run_after IS NULL OR run_after <= %s)"
-#define AI_LIMIT_N " ORDER BY id LIMIT CAST(%s AS INTEGER)"
-
-#define JR_JOBS_STMTS(X)                                                                           \
-    /* Two claims rather than one OR: each walks its own index in id order. */                     \
-    X(AI_CLAIM_EXPIRED, AI_CLAIM_SET AI_EXPIRED AI_LIMIT_N ")" AI_CLAIM_RET,                       \
-      AI_CLAIM_SET AI_EXPIRED AI_LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET)                  \
-    X(AI_CLAIM_PENDING, AI_CLAIM_SET AI_PENDING AI_LIMIT_N ")" AI_CLAIM_RET,                       \
-      AI_CLAIM_SET AI_PENDING AI_LIMIT_N " FOR UPDATE SKIP LOCKED)" AI_CLAIM_RET)                  \
-    X(AI_RENEW, "UPDATE ai_jobs SET lease_until = %s, updated_at = %s WHERE id = " JR_INT          \
-                " AND lease_owner = %s AND status = 'processing'")                                 \
-    /* The final word on a job: only the lease holder's update matches. */                         \
-    X(AI_SETTLE,                                                                                   \
-      "UPDATE ai_jobs SET status = %s, run_after = %s, last_error = %s,"                           \
+    " FROM " t " WHERE "
+#define JR_QUEUE_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
+#define JR_QUEUE_WAITING(st) "status = '" st "' AND (run_after IS NULL OR run_after <= %s)"
+#define JR_QUEUE_LIMIT " ORDER BY id LIMIT CAST(%s AS INTEGER)"
+#define JR_QUEUE_RETURNING " RETURNING id, entity_type, entity_id, branch_id, attempts"
+#define JR_QUEUE_STMTS(X, ID, t, st, where, ret)                                                   \
+    X(ID##_CLAIM_EXPIRED, JR_QUEUE_SET(t) JR_QUEUE_EXPIRED where JR_QUEUE_LIMIT ")" ret,           \
+      JR_QUEUE_SET(t) JR_QUEUE_EXPIRED where JR_QUEUE_LIMIT " FOR UPDATE SKIP LOCKED)" ret)        \
+    X(ID##_CLAIM_PENDING, JR_QUEUE_SET(t) JR_QUEUE_WAITING(st) where JR_QUEUE_LIMIT ")" ret,       \
+      JR_QUEUE_SET(t) JR_QUEUE_WAITING(st) where JR_QUEUE_LIMIT " FOR UPDATE SKIP LOCKED)" ret)    \
+    X(ID##_RENEW, "UPDATE " t " SET lease_until = %s, updated_at = %s WHERE id = " JR_INT          \
+                  " AND lease_owner = %s AND status = 'processing'")                               \
+    X(ID##_SETTLE,                                                                                 \
+      "UPDATE " t " SET status = %s, run_after = %s, last_error = %s,"                             \
       " attempts = attempts - CAST(%s AS INTEGER), lease_owner = NULL, lease_until = NULL,"        \
       " updated_at = %s WHERE id = " JR_INT " AND lease_owner = %s AND status = 'processing'")     \
-    X(AI_DUE,                                                                                      \
-      "SELECT CASE WHEN EXISTS (SELECT 1 FROM ai_jobs WHERE " AI_PENDING ") THEN 1 ELSE 0 END"     \
-      " AS ready, (SELECT MIN(run_after) FROM ai_jobs WHERE status = 'pending') AS next_run,"      \
-      " (SELECT MIN(COALESCE(lease_until, '')) FROM ai_jobs WHERE status = 'processing')"          \
-      " AS next_lease")                                                                            \
-    X(AI_HELD, "SELECT id, lease_owner FROM ai_jobs WHERE status = 'processing'"                   \
-               " AND substr(lease_owner, 1, length(%s)) = %s")                                     \
-    X(AI_EXPIRE, "UPDATE ai_jobs SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT      \
-                 " AND lease_owner = %s AND status = 'processing' AND lease_until > "              \
-                 "'1970-01-01T00:00:00Z'")                                                         \
+    X(ID##_DUE,                                                                                    \
+      "SELECT CASE WHEN EXISTS (SELECT 1 FROM " t " WHERE " JR_QUEUE_WAITING(st) where             \
+      ") THEN 1 ELSE 0 END AS ready, (SELECT MIN(run_after) FROM " t " WHERE status = '" st       \
+      "'" where ") AS next_run, (SELECT MIN(COALESCE(lease_until, '')) FROM " t                    \
+      " WHERE status = 'processing'" where ") AS next_lease")                                      \
+    X(ID##_HELD, "SELECT id, lease_owner FROM " t " WHERE status = 'processing'" where             \
+                 " AND substr(lease_owner, 1, length(%s)) = %s")                                   \
+    X(ID##_EXPIRE, "UPDATE " t " SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT      \
+                   " AND lease_owner = %s AND status = 'processing'"                               \
+                   " AND lease_until > '1970-01-01T00:00:00Z'")
+
+#define JR_JOBS_STMTS(X)                                                                           \
+    JR_QUEUE_STMTS(X, AI, "ai_jobs", "pending", "", JR_QUEUE_RETURNING)                            \
     /* end of JR_JOBS_STMTS */
 
 #endif

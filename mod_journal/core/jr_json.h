@@ -49,7 +49,8 @@ typedef struct {
 
 extern const jr_field_spec_t jr_fields_auth[], jr_fields_branches[], jr_fields_entries[],
     jr_fields_groups[], jr_fields_keys[], jr_fields_lessons[], jr_fields_modules[],
-    jr_fields_students[], jr_fields_users[], jr_fields_chat[];
+    jr_fields_students[], jr_fields_users[], jr_fields_chat[],
+    jr_fields_photo_jobs[];
 extern const jr_field_spec_t *const jr_field_catalogue[];
 
 /* Number of UTF-8 code points in s (the body was validated as UTF-8 by jansson). */

@@ -11,7 +11,7 @@
  * Levels: CRIT (httpd's glue only: httpd does not start), ERR, WARN, INFO, DEBUG.
  * Ranges: JR00nnn the module's glue, JR01nnn database, JR02nnn shared counters, JR03nnn
  * authentication and bans, JR04nnn trash, JR05nnn stored files, JR06nnn journal-worker,
- * JR07nnn jobs and events. */
+ * JR07nnn jobs and events, JR08nnn photo jobs. */
 #ifndef JR_LOG_TAGS_H
 #define JR_LOG_TAGS_H
 
@@ -139,7 +139,15 @@
     X(JR10005, ERR)                                                                           \
     X(JR10006, INFO)                                                                          \
     X(JR10007, ERR)                                                                           \
-    X(JR10008, INFO)
+    X(JR10008, INFO)                                                                          \
+    /* photo jobs */                                                                          \
+    X(JR08001, WARN)                                                                          \
+    X(JR08002, ERR)                                                                           \
+    X(JR08003, ERR)                                                                           \
+    X(JR08004, ERR)                                                                           \
+    X(JR08010, WARN)                                                                          \
+    X(JR08011, INFO)                                                                          \
+    X(JR08012, ERR)
 /* clang-format on */
 
 #endif

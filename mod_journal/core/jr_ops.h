@@ -10,7 +10,8 @@ extern const jr_field_t jr_fields_branch[], jr_fields_entry_create[], jr_fields_
     jr_fields_key_update[], jr_fields_report_create[], jr_fields_report_update[],
     jr_fields_module_create[], jr_fields_module_update[], jr_fields_student_create[],
     jr_fields_student_update[], jr_fields_user_create[], jr_fields_user_update[],
-    jr_fields_chat_message[];
+    jr_fields_chat_message[], jr_fields_photo_enhance_ai[], jr_fields_photo_enhance[],
+    jr_fields_photo_jobs_enabled[];
 
 /* jr_health.c */
 jr_op_fn jr_op_health;
@@ -126,6 +127,25 @@ apr_status_t jr_ai_queue(jr_ctx_t *ctx, const char *entity_type, long long id, l
 apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id, long long branch);
 /* {status: count} of a queue for the caller's branches (a new reference); NULL on error. */
 json_t *jr_queue_counts(jr_ctx_t *ctx, int ai);
+
+/* Bumps a worker channel's generation and, on PostgreSQL, notifies it, in the caller's
+ * transaction: the workers look at their queues once it commits. */
+apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel);
+
+/* jr_photo_jobs.c */
+jr_op_fn jr_op_photo_enhance_ai;
+jr_op_fn jr_op_photo_enhance;
+jr_op_fn jr_op_photo_jobs_list;
+jr_op_fn jr_op_photo_job_result;
+jr_op_fn jr_op_photo_job_apply;
+jr_op_fn jr_op_photo_job_reject;
+jr_op_fn jr_op_photo_rollback;
+jr_op_fn jr_op_photo_restore_original;
+jr_op_fn jr_op_photo_jobs_enabled;
+jr_op_fn jr_op_photo_ai_health;
+/* Adds to the photo queue's counts whether the worker is switched on (enabled) and whether a
+ * photo service is configured (service.configured). Returns into. */
+json_t *jr_photo_describe(jr_ctx_t *ctx, json_t *into);
 
 /* jr_stats.c */
 jr_op_fn jr_op_stats;

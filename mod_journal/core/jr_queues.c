@@ -31,14 +31,23 @@ apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id
     return rv;
 }
 
-static int wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
+apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
     if (jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL, JR_ARGS(jr_now_iso(p), channel)) !=
             APR_SUCCESS ||
         (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS) ||
+         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS)) {
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static int wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
+{
+    apr_pool_t *p = ctx->pool;
+    if (jr_queue_signal(ctx, channel) != APR_SUCCESS ||
         jr_audit_ref(ctx, "wake", "queue", channel, NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
@@ -77,7 +86,6 @@ static apr_status_t requeue_records(jr_ctx_t *ctx, jr_stmt_id_t stmt, int entrie
 static int requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
-    jr_rows_t *rows;
     const char *scope = ctx->who.branch_json, *now = jr_now_iso(p);
     int n = 0;
     if ((ai && (requeue_records(ctx, JR_Q_AI_REQUEUE_ENTRIES, 1) != APR_SUCCESS ||
@@ -85,12 +93,9 @@ static int requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
                 jr_db_exec(ctx->db, p, JR_Q_AI_REQUEUE, &n, JR_ARGS(now, scope, scope)) !=
                     APR_SUCCESS)) ||
         (!ai &&
-         jr_db_exec(ctx->db, p, JR_Q_PHOTO_REQUEUE, &n, JR_ARGS(now, scope, scope)) != APR_SUCCESS) ||
-        jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL,
-                   JR_ARGS(now, ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS ||
-        (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows,
-                      JR_ARGS(ai ? "journal_ai" : "journal_photo")) != APR_SUCCESS) ||
+         jr_db_exec(ctx->db, p, JR_Q_PHOTO_REQUEUE, &n, JR_ARGS(now, scope, scope)) !=
+             APR_SUCCESS) ||
+        jr_queue_signal(ctx, ai ? "journal_ai" : "journal_photo") != APR_SUCCESS ||
         jr_audit_ref(ctx, "requeue_failed", "queue", ai ? "journal_ai" : "journal_photo",
                      NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
@@ -143,5 +148,5 @@ int jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 int jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 0);
-    return c ? jr_reply(res, ctx->pool, 200, c) : jr_err_db(ctx, res);
+    return c ? jr_reply(res, ctx->pool, 200, jr_photo_describe(ctx, c)) : jr_err_db(ctx, res);
 }

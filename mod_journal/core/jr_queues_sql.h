@@ -34,7 +34,8 @@
           "branch_id", ""))                                                                        \
     X(PHOTO_REQUEUE,                                                                               \
       JR_SCOPED("UPDATE photo_jobs SET status = 'queued', attempts = 0, last_error = NULL,"        \
-                " updated_at = %s WHERE status = 'failed' AND ",                                   \
+                " lease_owner = NULL, lease_until = NULL, run_after = NULL, started_at = NULL,"    \
+                " finished_at = NULL, updated_at = %s WHERE status = 'failed' AND ",               \
                 "branch_id", ""))                                                                  \
     /* A group moving to another branch takes its records' jobs along (history included), or       \
      * the old branch's keys would still count and requeue them. */                                \

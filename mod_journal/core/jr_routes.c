@@ -11,6 +11,7 @@
 #define NOBODY JR_BODY_NONE
 #define JSON JR_BODY_JSON
 #define UPLOAD JR_BODY_UPLOAD
+#define OPTIONAL JR_BODY_OPTIONAL
 #define S_NONE JR_SCOPE_NONE
 #define S_READ JR_SCOPE_READ
 #define S_WRITE JR_SCOPE_WRITE
@@ -154,6 +155,26 @@ const jr_route_t jr_routes_admin[] = {
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
     {"DELETE", "/api/trash/~type/:id", jr_op_trash_purge,
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
+
+    {"POST", "/api/entries/:id/photo/enhance-ai", jr_op_photo_enhance_ai,
+     SESSION, OPTIONAL, WRITE, S_NONE, jr_fields_photo_enhance_ai},
+    {"POST", "/api/entries/:id/photo/enhance", jr_op_photo_enhance,
+     SESSION, OPTIONAL, WRITE, S_NONE, jr_fields_photo_enhance},
+    {"GET", "/api/entries/:id/photo/jobs", jr_op_photo_jobs_list,
+     SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/entries/:id/photo/jobs/:jobId/result", jr_op_photo_job_result,
+     SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"POST", "/api/entries/:id/photo/jobs/:jobId/apply", jr_op_photo_job_apply,
+     SESSION, NOBODY, WRITE, S_NONE, NOFIELDS},
+    {"POST", "/api/entries/:id/photo/jobs/:jobId/reject", jr_op_photo_job_reject,
+     SESSION, NOBODY, WRITE, S_NONE, NOFIELDS},
+    {"POST", "/api/entries/:id/photo/rollback", jr_op_photo_rollback,
+     SESSION, NOBODY, WRITE, S_NONE, NOFIELDS},
+    {"POST", "/api/entries/:id/photo/restore-original", jr_op_photo_restore_original,
+     SESSION, NOBODY, WRITE, S_NONE, NOFIELDS},
+    {"PUT", "/api/photo-jobs/enabled", jr_op_photo_jobs_enabled,
+     SESSION, JSON, ADMIN | WRITE, S_NONE, jr_fields_photo_jobs_enabled},
+    {"GET", "/api/photo-ai/health", jr_op_photo_ai_health, SESSION, NOBODY, ADMIN, S_NONE, NOFIELDS},
 
     {"GET", "/api/settings", jr_op_settings_get, SESSION, NOBODY, ADMIN, S_NONE, NOFIELDS},
     {"PUT", "/api/settings", jr_op_settings_put, SESSION, JSON, ADMIN | WRITE, S_NONE, NOFIELDS},

@@ -66,6 +66,8 @@ typedef enum {
 #include "jr_lessons_sql.h"
 #include "jr_modules_sql.h"
 #include "jr_notif_sql.h"
+#include "jr_photo_jobs_run_sql.h"
+#include "jr_photo_jobs_sql.h"
 #include "jr_photos_sql.h"
 #include "jr_queues_sql.h"
 #include "jr_settings_sql.h"
@@ -109,7 +111,9 @@ typedef enum {
     JR_SHARE_STMTS(X)                                                                              \
     JR_SHARE_PUBLIC_STMTS(X)                                                                       \
     JR_BACKUP_STMTS(X)                                                                             \
-    JR_BACKUP_RESTORE_STMTS(X)
+    JR_BACKUP_RESTORE_STMTS(X)                                                                     \
+    JR_PHOTO_JOBS_STMTS(X)                                                                         \
+    JR_PHOTO_JOBS_RUN_STMTS(X)
 
 /* Statement ids: dense from 0, JR_Q__COUNT of them. */
 #define JR_Q_ENUM_ROW_(id, ...) JR_Q_##id,

@@ -324,3 +324,8 @@ void jr_storage_unlink_after_commit(jr_ctx_t *ctx, const apr_array_header_t *nam
 {
     jr_after_commit(ctx, unlink_hook, (void *)names);
 }
+
+void jr_storage_unlink_on_rollback(jr_ctx_t *ctx, const apr_array_header_t *names)
+{
+    jr_on_rollback(ctx, unlink_hook, (void *)names);
+}

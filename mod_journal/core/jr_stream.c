@@ -51,37 +51,18 @@ static const char *take_ticket(jr_ctx_t *ctx, const char *ticket, apr_status_t *
 
 static int identify_by_ticket(jr_ctx_t *ctx, const char *ticket, jr_result_t *res)
 {
-    apr_pool_t *p = ctx->pool;
-    apr_array_header_t *branches;
     const char *hash;
-    jr_rows_t *rows;
     apr_status_t rv;
 
-    if (!(hash = take_ticket(ctx, ticket, &rv)) && rv == APR_SUCCESS) {
-        jr_fail(res, p, 401, "invalid, used or expired ticket");
+    if (!(hash = take_ticket(ctx, ticket, &rv))) {
+        if (rv == APR_SUCCESS) {
+            jr_fail(res, ctx->pool, 401, "invalid, used or expired ticket");
+        } else {
+            jr_err_db(ctx, res);
+        }
         return 0;
     }
-    if (!hash ||
-        jr_db_select(ctx->db, p, JR_Q_STREAM_SESSION, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
-            APR_SUCCESS) {
-        jr_err_db(ctx, res);
-        return 0;
-    }
-    if (rows->nrows != 1) {
-        jr_fail(res, p, 401, "the ticket's session has ended");
-        return 0;
-    }
-    ctx->who.authenticated = 1;
-    ctx->who.user_id = jr_rows_int(rows, 0, "user_id", 0);
-    ctx->who.username = jr_rows_get(rows, 0, "username");
-    ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
-    ctx->who.session_hash = hash;
-    if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
-        jr_err_db(ctx, res);
-        return 0;
-    }
-    jr_identity_set_branches(ctx, branches);
-    return 1;
+    return jr_auth_session_hash(ctx, hash, "the ticket's session has ended", res);
 }
 
 int jr_stream_identify(jr_ctx_t *ctx, const char *token, const char *ticket, jr_result_t *res)

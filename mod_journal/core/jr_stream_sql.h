@@ -9,9 +9,6 @@
     /* Used up by the one request that presents it, whichever child serves it. */                  \
     X(TICKET_TAKE, "DELETE FROM stream_tickets WHERE ticket_hash = %s AND expires_at > %s"         \
                    " RETURNING session_hash")                                                      \
-    X(STREAM_SESSION,                                                                              \
-      "SELECT s.user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id"      \
-      " WHERE s.token_hash = %s AND s.expires_at > %s AND u.active = 1")                           \
     X(STREAM_SESSIONS_VALID,                                                                       \
       "SELECT s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id"                       \
       " WHERE s.token_hash IN " JR_IN_JSON_SQLITE " AND s.expires_at > %s AND u.active = 1",       \

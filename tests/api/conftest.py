@@ -17,6 +17,15 @@ def pytest_report_header(config):
             f"sanitize={'yes' if harness.SANITIZE else 'no'}")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Says where LeakSanitizer could not run (see harness.LSAN_NOT_RUN_RE): never silent."""
+    if harness.LSAN_NOT_RUN:
+        terminalreporter.write_sep("=", f"leak check not run in {len(harness.LSAN_NOT_RUN)} "
+                                        "processes (LeakSanitizer was refused ptrace)")
+        for note in harness.LSAN_NOT_RUN[:20]:
+            terminalreporter.write_line(f"  {note}")
+
+
 def _problems_message(srv, problems):
     return (f"unexpected problems in {srv.error_log}:\n  " + "\n  ".join(problems))
 
@@ -29,11 +38,7 @@ def _session_server():
         srv.start()
         yield srv
     finally:
-        try:
-            srv.stop()
-        finally:
-            problems = srv.new_log_problems()
-            srv.cleanup()
+        problems = srv.finish()
     if problems:
         pytest.fail(_problems_message(srv, problems), pytrace=False)
 

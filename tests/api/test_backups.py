@@ -23,7 +23,7 @@ from test_share_links import Family, create_link, open_link
 NAME_RE = r"^journal-\d{8}T\d{6}Z-[0-9a-f]{8}\.tar\.gz$"
 TABLES = {"branches", "users", "user_branches", "study_groups", "students", "modules",
           "entries", "entry_files", "photos", "lesson_reports", "lesson_report_versions",
-          "settings", "share_links", "audit_log"}
+          "settings", "share_links", "audit_log", "chat_messages", "chat_reads"}
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -43,9 +43,15 @@ def key_status(srv, key):
 def build_data(srv):
     """Every kind of record: branches, a tutor, groups, students, a module, entries with a
     photo and a file (and one in the trash), lesson reports with versions, a setting, a share
-    link. Returns (family, share token, photo bytes, pdf bytes)."""
+    link, a chat thread with a read mark. Returns (family, share token)."""
     fam = Family(srv)
-    srv.create_tutor([fam.branch])
+    tutor, tutor_token = srv.create_tutor([fam.branch])
+    thread = f"/api/chat/threads/{tutor['id']}"
+    assert_json(srv.api("POST", thread + "/messages", token=tutor_token,
+                        json={"text": "A question " + uniq("q")}), 201)
+    assert_json(srv.api("POST", thread + "/messages", token=srv.admin_token,
+                        json={"text": "An answer"}), 201)
+    assert srv.api("POST", thread + "/read", token=tutor_token).status_code == 200
     report = fam.reports[0]
     assert_json(srv.api("PUT", f"/api/lesson-reports/{report['id']}", token=srv.admin_token,
                         json={"text": "Edited " + uniq("v")}), 200)
@@ -69,8 +75,12 @@ def snapshot(srv, token=None):
         "share_links": get(srv, "/api/share-links", t, limit=1000),
         "trash": get(srv, "/api/trash", t, limit=1000),
         "settings": get(srv, "/api/settings", t),
+        "chat": get(srv, "/api/chat/threads", t),
         "bytes": {},
     }
+    for th in snap["chat"]:
+        tid = th.get("tutor_id") or th.get("tutor", {}).get("id")
+        snap[f"chat {tid}"] = get(srv, f"/api/chat/threads/{tid}/messages", t)
     for e in snap["entries"]:
         versions = None
         for f in get(srv, f"/api/entries/{e['id']}/files", t):
@@ -226,6 +236,7 @@ def test_restore_brings_back_the_records_and_files_and_drops_keys(fresh_server):
     srv = fresh_server()
     fam, share = build_data(srv)
     before = snapshot(srv)
+    assert [len(v) for k, v in before.items() if k.startswith("chat ")] == [2]
     counts = [sql_int(srv, f"SELECT COALESCE(SUM(live), -1) FROM entry_counts WHERE branch_id = "
                            f"{br['id']}") for br in before["branches"]]
     old_key = make_key(srv)

@@ -1,5 +1,6 @@
 """docs/openapi/v1.yaml against the server: the operations under /api/v1 are exactly the routes
-of jr_routes_v1 (21 of them); the document is a structurally valid OpenAPI 3.1 document whose
+of jr_routes_v1 (21 of them) and a HEAD for each GET; each path's x-allow is the server's
+Allow; the document is a structurally valid OpenAPI 3.1 document whose
 $refs resolve and whose examples match their schemas; and real answers of every /api/v1
 operation, successes and errors, validate against the schema the document declares for that
 operation and status (JSON Schema 2020-12)."""
@@ -115,16 +116,34 @@ def validate(schema, instance, what):
         f"\nbody: {str(instance)[:800]}"
 
 
+def with_head(routes):
+    """The routes and, for each GET, its HEAD (the server answers HEAD wherever GET)."""
+    return set(routes) | {("HEAD", path) for meth, path in routes if meth == "GET"}
+
+
+def allow_of(routes, path):
+    """The server's Allow for a path: its methods in route order, HEAD right after GET."""
+    methods = []
+    for meth, p in routes:
+        if p == path:
+            methods += [meth, "HEAD"] if meth == "GET" else [meth]
+    return ", ".join(methods)
+
+
 # ---- (a) route table == the document ----------------------------------------------------------
 def test_v1_routes_equal_openapi_operations():
     routes = v1_route_table()
     assert len(routes) == len(set(routes)), f"duplicate routes in jr_routes_v1: {routes}"
     assert len(routes) == 21, f"jr_routes_v1 has {len(routes)} routes: {routes}"
+    gets = [r for r in routes if r[0] == "GET"]
     documented = set(v1_operations())
-    assert len(documented) == 21, sorted(documented)
-    assert set(routes) == documented, (
-        f"only in jr_routes.c: {sorted(set(routes) - documented)}; "
-        f"only in v1.yaml: {sorted(documented - set(routes))}")
+    assert len(documented) == 21 + len(gets), sorted(documented)
+    expected = with_head(routes)
+    assert expected == documented, (
+        f"only in jr_routes.c: {sorted(expected - documented)}; "
+        f"only in v1.yaml: {sorted(documented - expected)}")
+    for path in {p for _, p in routes}:
+        assert SPEC["paths"][path].get("x-allow") == allow_of(routes, path), path
 
 
 def test_every_v1_path_is_under_the_v1_tag():
@@ -135,10 +154,13 @@ def test_every_v1_path_is_under_the_v1_tag():
 def test_key_management_paths_are_kept():
     ops = {(m.upper(), p) for p, item in SPEC["paths"].items() if p.startswith("/api/api-keys")
            for m in METHODS if m in item}
-    assert ops == {("GET", "/api/api-keys"), ("POST", "/api/api-keys"),
-                   ("GET", "/api/api-keys/meta"), ("GET", "/api/api-keys/{id}"),
-                   ("PUT", "/api/api-keys/{id}"), ("DELETE", "/api/api-keys/{id}"),
-                   ("POST", "/api/api-keys/{id}/rotate")}
+    routes = [("GET", "/api/api-keys"), ("POST", "/api/api-keys"),
+              ("GET", "/api/api-keys/meta"), ("GET", "/api/api-keys/{id}"),
+              ("PUT", "/api/api-keys/{id}"), ("DELETE", "/api/api-keys/{id}"),
+              ("POST", "/api/api-keys/{id}/rotate")]
+    assert ops == with_head(routes)
+    for path in {p for _, p in routes}:
+        assert SPEC["paths"][path].get("x-allow") == allow_of(routes, path), path
     for p, item in SPEC["paths"].items():
         if p.startswith("/api/api-keys"):
             for m in METHODS:
@@ -225,13 +247,64 @@ def test_examples_match_their_schemas():
     assert checked > 20
 
 
+# Answers that always carry the rate-limit headers: they come after the key and the rate limit.
+RATE_GUARANTEED = ("200", "201", "304", "400", "404", "405", "409", "412", "413", "415", "422",
+                   "429")
+
+
+def test_v1_rate_limit_headers_are_required_where_guaranteed():
+    def check(resp, where):
+        headers = resp.get("headers", {})
+        if status in RATE_GUARANTEED:
+            for name in RATE_HEADERS:
+                assert name in headers and deref(headers[name]).get("required") is True, \
+                    (where, name)
+        elif status == "403":  # a missing scope has them, a banned IP not
+            for name in RATE_HEADERS:
+                assert name in headers and not deref(headers[name]).get("required"), \
+                    (where, name)
+        elif status in ("401", "503"):
+            assert not set(RATE_HEADERS) & set(headers), where
+
+    for (meth, path), op in v1_operations().items():
+        for status, resp in op["responses"].items():
+            check(deref(resp), f"{meth} {path} {status}")
+    status = "405"
+    check(SPEC["components"]["responses"]["MethodNotAllowed"], "MethodNotAllowed")
+    # Key management answers to a session: no rate-limit headers are promised there.
+    for path, item in SPEC["paths"].items():
+        if path.startswith("/api/api-keys"):
+            for meth in METHODS:
+                for status, resp in item.get(meth, {}).get("responses", {}).items():
+                    headers = deref(resp).get("headers", {})
+                    assert not any(deref(h).get("required") for n, h in headers.items()
+                                   if n.startswith("RateLimit-")), (meth, path, status)
+
+
+def test_head_operations_mirror_their_get():
+    for (meth, path), op in v1_operations().items():
+        if meth != "HEAD":
+            continue
+        get = SPEC["paths"][path]["get"]
+        assert set(op["responses"]) == set(get["responses"]), path
+        assert op.get("parameters") == get.get("parameters"), path
+        assert op.get("tags") == get.get("tags") and op.get("security") == get.get("security")
+        for status, resp in op["responses"].items():
+            assert "content" not in deref(resp), (path, status)
+            assert deref(resp).get("headers", {}) == \
+                deref(get["responses"][status]).get("headers", {}), (path, status)
+
+
 def test_v1_operations_declare_their_errors():
     for (meth, path), op in v1_operations().items():
+        if meth == "HEAD":  # test_head_operations_mirror_their_get
+            continue
         statuses = set(op["responses"])
         where = f"{meth} {path}"
         success = {s for s in statuses if s.startswith("2")}
         assert len(success) == 1, (where, statuses)
-        assert {"401", "403", "429", "503"} <= statuses, (where, statuses)
+        # 400: every operation refuses a query parameter it does not read.
+        assert {"400", "401", "403", "429", "503"} <= statuses, (where, statuses)
         if "{id}" in path:
             assert "404" in statuses, where
         ok_schema = deref(op["responses"][success.pop()])["content"]["application/json"]
@@ -287,16 +360,32 @@ class Checker:
         body = assert_json(r, status)
         validate(response_schema(method, template, status), body,
                  f"{method} {path} -> {status}")
-        declared = response_of(method, template, status).get("headers", {})
-        for name in declared:
-            if name.startswith("RateLimit-") or name == "Retry-After":
-                assert name in r.headers, f"{method} {path} -> {status}: no {name} header"
-                if name != "RateLimit-Policy":
+        self.check_headers(r, response_of(method, template, status), f"{method} {path}")
+        self.seen.add((method, template, status))
+        return body
+
+    @staticmethod
+    def check_headers(r, response, where):
+        """The headers a response object declares: required ones present, numbers numeric."""
+        status = r.status_code
+        for name, header in response.get("headers", {}).items():
+            if name.startswith("RateLimit-") or name == "Retry-After" or \
+                    deref(header).get("required"):
+                assert name in r.headers, f"{where} -> {status}: no {name} header"
+                if name.startswith("RateLimit-") and name != "RateLimit-Policy" or \
+                        name == "Retry-After":
                     assert re.fullmatch(r"[0-9]+", r.headers[name]), (name, r.headers[name])
         if status == 401:
             assert "RateLimit-Limit" not in r.headers, "a 401 carries no rate-limit headers"
-        self.seen.add((method, template, status))
-        return body
+
+    def head(self, template, status, key, path_args=None, params=None):
+        """A HEAD: the declared status and headers, no body."""
+        path = template.format(**(path_args or {}))
+        r = self.server.api("HEAD", path, headers={"X-Api-Key": key}, params=params)
+        assert r.status_code == status, f"HEAD {path}: {r.status_code}"
+        assert r.content == b"", f"HEAD {path}: a body"
+        self.check_headers(r, response_of("HEAD", template, status), f"HEAD {path}")
+        self.seen.add(("HEAD", template, status))
 
 
 @pytest.fixture
@@ -371,8 +460,17 @@ def test_every_v1_operation_answers_as_declared(server, world):
     photo = c.call("POST", "/api/v1/photo-jobs/requeue-failed", 200, key=scoped)
     assert ai["count"] == 0 and photo["count"] == 0  # nothing failed in this fresh branch
 
+    for template, args in (("/api/v1/me", None), ("/api/v1/branches", None),
+                           ("/api/v1/groups", None), ("/api/v1/students", None),
+                           ("/api/v1/modules", None), ("/api/v1/entries", None),
+                           ("/api/v1/entries/{id}", eid), ("/api/v1/entries/{id}/files", eid),
+                           ("/api/v1/lesson-reports", None),
+                           ("/api/v1/lesson-reports/{id}", rid), ("/api/v1/stats", None)):
+        c.head(template, 200, scoped, path_args=args)
+
     c.call("DELETE", "/api/v1/lesson-reports/{id}", 200, key=scoped, path_args=rid)
     c.call("DELETE", "/api/v1/entries/{id}", 200, key=scoped, path_args=eid)
+    c.head("/api/v1/entries/{id}", 404, scoped, path_args=eid)
 
     successes = {(m, p) for m, p, s in c.seen if s < 300}
     assert successes == set(v1_operations()), sorted(set(v1_operations()) - successes)
@@ -476,3 +574,55 @@ def test_inline_resolver_keeps_siblings():
     schema = inline({"$ref": "#/components/schemas/Id", "description": "x"})
     assert schema == {"allOf": [copy.deepcopy(SPEC["components"]["schemas"]["Id"])],
                       "description": "x"}
+
+
+def test_other_methods_answer_405_with_the_declared_allow(server, world):
+    """Every path of the document: a method outside its x-allow is 405, Allow is x-allow, and
+    the answer matches MethodNotAllowed (/api/v1) or KeyMethodNotAllowed (key management);
+    the key-management lists answer HEAD as declared."""
+    c = Checker(server)
+    for path, item in SPEC["paths"].items():
+        v1 = path.startswith("/api/v1/")
+        if not v1 and not path.startswith("/api/api-keys"):
+            continue
+        allowed = item["x-allow"].split(", ")
+        method = next(m for m in ("PUT", "POST", "DELETE", "PATCH") if m not in allowed)
+        url = path.replace("{id}", "1")
+        h = {"X-Api-Key": world["rw"]} if v1 else {"X-Auth-Token": server.admin_token}
+        r = server.api(method, url, headers=h, json={})
+        name = "MethodNotAllowed" if v1 else "KeyMethodNotAllowed"
+        declared = SPEC["components"]["responses"][name]
+        body = assert_json(r, 405)
+        validate(inline(declared["content"]["application/json"]["schema"]), body,
+                 f"{method} {url}")
+        assert body["code"] == "method_not_allowed", body
+        assert r.headers.get("Allow") == item["x-allow"], (method, url, r.headers.get("Allow"))
+        c.check_headers(r, declared, f"{method} {url}")
+        if not v1 and "head" in item and "{id}" not in path:  # v1: in the test above
+            r = server.api("HEAD", url, headers=h)
+            assert r.status_code == 200 and r.content == b"", (url, r.status_code)
+
+
+def test_every_operation_declaring_400_refuses_an_unknown_parameter(server, world):
+    """A query parameter an operation does not read is 400 on every /api/v1 operation (each
+    declares it), HEAD included; a malformed Idempotency-Key is 400 on the POSTs of key
+    management."""
+    c = Checker(server)
+    for (meth, path), op in v1_operations().items():
+        url = path.replace("{id}", str(NO_SUCH_ID))
+        if meth == "HEAD":
+            c.head(path, 400, world["rw"], path_args={"id": NO_SUCH_ID},
+                   params={"no_such_parameter": "1"})
+            continue
+        body = c.call(meth, path, 400, key=world["rw"], path_args={"id": NO_SUCH_ID},
+                      params={"no_such_parameter": "1"},
+                      json={} if meth in ("POST", "PUT") else None)
+        assert body["code"] == "unknown_parameter" and body["param"] == "no_such_parameter", \
+            (meth, url, body)
+    assert {(m, p) for m, p, s in c.seen if s == 400} == set(v1_operations())
+    for path in ("/api/api-keys", "/api/api-keys/{id}/rotate"):
+        r = server.api("POST", path.replace("{id}", str(NO_SUCH_ID)), token=server.admin_token,
+                       headers={"Idempotency-Key": "two words"}, json={})
+        body = assert_json(r, 400)
+        validate(response_schema("POST", path, 400), body, f"POST {path}")
+        assert body["param"] == "Idempotency-Key", body

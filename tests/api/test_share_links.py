@@ -15,7 +15,7 @@ from test_files import pdf_bytes
 LINK_KEYS = {"id", "kind", "target_id", "branch_id", "has_password", "expires_at", "created_by",
              "created_at", "revoked_at", "last_opened_at", "open_count"}
 TOKEN_RE = re.compile(r"^sl_[0-9a-f]{64}$")
-NOT_FOUND = {"error": "share link not found"}
+NOT_FOUND = {"error": "share link not found", "code": "not_found"}
 
 
 # ---- helpers ---------------------------------------------------------------------------------

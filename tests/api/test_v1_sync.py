@@ -248,6 +248,19 @@ def apply(state, items):
         state[it["id"]] = it
 
 
+def live_entries(server, h, group_id):
+    """Every live entry of the group as the server lists it, all pages: a fast writer leaves
+    more than one page (at most 1000) behind, and a copy compared with the first page alone
+    would seem to hold entries the server no longer has."""
+    live, q = {}, {"group_id": group_id, "limit": 1000}
+    while True:
+        body = assert_json(server.api("GET", "/api/v1/entries", headers=h, params=q), 200)
+        live.update((e["id"], e) for e in body["items"])
+        if not body["has_more"]:
+            return live
+        q["cursor"] = body["next_cursor"]  # a page this large has no Link header
+
+
 def test_sync_under_concurrent_changes_ends_equal_to_the_server(server, place):
     """A client applies every sync page while entries are created, changed and deleted; once
     the writes stop and settle, its copy equals the server's: every live entry with its last
@@ -295,9 +308,7 @@ def test_sync_under_concurrent_changes_ends_equal_to_the_server(server, place):
     time.sleep(SETTLE + 1.5)
     items, cursor = sync_all(server, h, "/api/v1/entries", cursor=cursor)
     apply(state, items)
-    live = {e["id"]: e for e in assert_json(server.api(
-        "GET", "/api/v1/entries", headers=h, params={"group_id": g["id"], "limit": 1000}),
-        200)["items"]}
+    live = live_entries(server, h, g["id"])
     mine = {i: v for i, v in state.items() if "deleted_at" not in v}
     assert set(mine) == set(live), (sorted(set(live) - set(mine)), sorted(set(mine) - set(live)))
     for i, e in live.items():
@@ -403,3 +414,45 @@ def test_sync_parameter_errors(server, place):
         assert_error(server.api("GET", "/api/v1/entries", headers=h, params=params), 400, word)
     assert_error(server.api("GET", "/api/v1/students", headers=h, params={"cursor": sc}), 400,
                  "cursor")
+
+
+def test_branch_key_sync_never_answers_other_branches(server, place):
+    """A key restricted to one branch syncs that branch only: records of another branch that
+    change meanwhile (an edit, the AI status moving updated_at, a soft or a final deletion)
+    reach it neither as records nor as tombstones."""
+    h, g, tok = place["h"], place["group"], server.admin_token
+    ob = server.create_branch()
+    og = server.create_group(ob["id"])
+    others = [assert_json(server.api("POST", "/api/entries", token=tok,
+                                     json={"student_name": uniq("O"), "group_id": og["id"]}),
+                          201)["id"] for _ in range(6)]
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2))
+    mine = assert_json(server.api("POST", "/api/v1/entries", headers=h,
+                                  json={"student_name": uniq("M"), "group_id": g["id"]}),
+                       201)["id"]
+    assert_json(server.api("PUT", f"/api/entries/{others[0]}", token=tok,
+                           json={"description": uniq("x")}), 200)
+    sql_exec(server, f"UPDATE entries SET ai_status = 'failed' WHERE id = {others[1]}")
+    assert_json(server.api("DELETE", f"/api/entries/{others[2]}", token=tok), 200)
+    sql_exec(server, f"DELETE FROM entries WHERE id = {others[3]}")
+    time.sleep(SETTLE + 1.5)
+    for limit in (1, 2, 1000):
+        items, _ = sync_all(server, h, "/api/v1/entries", since=since, limit=limit)
+        assert [i["id"] for i in items] == [mine], (limit, items)
+
+
+def test_synced_copy_equals_every_page_of_the_server(server, place):
+    """More changed entries than one page holds: the sync answers them all in pages of the
+    largest limit, and the copy equals the whole list, not its first page."""
+    h, g, b = place["h"], place["group"], place["branch"]
+    n, at = 1003, "2001-05-06T07:08:09Z"
+    sql_exec(server, f"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s"
+                     f" WHERE i < {n}) INSERT INTO entries (student_name, group_id, branch_id,"
+                     f" created_at, updated_at) SELECT 'Many ' || i, {g['id']}, {b['id']},"
+                     f" '{at}', '{at}' FROM s")
+    state = {}
+    items, _ = sync_all(server, h, "/api/v1/entries", since=at, limit=1000)
+    apply(state, items)
+    live = live_entries(server, h, g["id"])
+    assert len(live) == n
+    assert set(state) == set(live)

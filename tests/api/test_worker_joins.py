@@ -48,8 +48,11 @@ def tcp_ports(pid):
 
 def test_every_setting_reaches_the_worker(worker_env):
     key = "sk-" + uuid.uuid4().hex
+    photo = ("JournalPhotoAIEndpoint http://127.0.0.1:9/photo/\n"
+             "JournalPhotoAITimeout 300000\nJournalPhotoUpscaleTimeout 5000\n"
+             "JournalMaxUploadSize 2M\n")
     env = worker_env(prepare=odd_dbd_params, key=key, timeout=4, concurrency=3,
-                     log_level="debug")
+                     log_level="debug", extra_conf=photo)
     srv, fake = env.srv, env.fake
     # The file httpd wrote, each value to the end of its line (no quoting, no comment after
     # it) ...
@@ -57,7 +60,9 @@ def test_every_setting_reaches_the_worker(worker_env):
         "db_driver": srv.dbd_driver, "db_params": srv.dbd_params,
         "data_dir": str(srv.data_dir), "runtime_dir": str(srv.run_dir),
         "ai_endpoint": fake.endpoint, "ai_model": MODEL, "ai_key_file": str(env.key_file),
-        "ai_timeout": "4", "ai_concurrency": "3", "log_level": "debug"}
+        "ai_timeout": "4", "ai_concurrency": "3", "log_level": "debug",
+        "photo_ai_endpoint": "http://127.0.0.1:9/photo", "photo_ai_timeout_ms": "300000",
+        "photo_upscale_timeout_ms": "5000", "photo_max_size": str(2 * 1024 * 1024)}
     # ... is the one the worker runs on: its database (PostgreSQL: its own connection carries
     # the quoted value) ...
     if srv.db_kind == "pgsql":

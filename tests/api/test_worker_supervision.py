@@ -26,7 +26,8 @@ from worker_support import apache_k, parse_settings
 
 STAND_IN = harness.REPO / "tests" / "fakes" / "stand_in_worker.py"
 SETTINGS_NAMES = {"db_driver", "db_params", "data_dir", "runtime_dir", "ai_endpoint", "ai_model",
-                  "ai_key_file", "ai_timeout", "ai_concurrency", "log_level"}
+                  "ai_key_file", "ai_timeout", "ai_concurrency", "log_level",
+                  "photo_ai_timeout_ms", "photo_upscale_timeout_ms", "photo_max_size"}
 WAIT = 30.0  # generous: the machine may be busy
 
 
@@ -188,7 +189,8 @@ def test_workers_start_as_user_with_private_settings(new_server):
             "data_dir": str(srv.data_dir), "runtime_dir": str(srv.run_dir),
             "ai_endpoint": "http://127.0.0.1:9/v1", "ai_model": "test-model:8b",
             "ai_key_file": str(key_path), "ai_timeout": "120", "ai_concurrency": "7",
-            "log_level": "warn"}
+            "log_level": "warn", "photo_ai_timeout_ms": "600000",
+            "photo_upscale_timeout_ms": "120000", "photo_max_size": str(20 * 1024 * 1024)}
         assert key not in st["text"]
     # The file on disk, while they run.
     info = os.stat(w.settings_path)

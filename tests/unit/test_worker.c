@@ -98,6 +98,31 @@ START_TEST(settings_refused)
 }
 END_TEST
 
+START_TEST(settings_photo)
+{
+    jw_settings_t s;
+    ck_assert_ptr_null(parse(BASE "photo_ai_endpoint = http://gpu1:7860//\n"
+                                  "photo_ai_timeout_ms = 300000\n"
+                                  "photo_upscale_timeout_ms = 1000\n"
+                                  "photo_max_size = 1048576\n",
+                             &s));
+    ck_assert_str_eq(s.photo_ai_endpoint, "http://gpu1:7860");
+    ck_assert_int_eq(s.photo_ai_timeout_ms, 300000);
+    ck_assert_int_eq(s.photo_upscale_timeout_ms, 1000);
+    ck_assert_int_eq(s.photo_max_size, 1048576);
+    ck_assert_ptr_null(s.ai_endpoint); /* the two services are configured apart */
+    ck_assert_ptr_null(parse(BASE, &s));
+    ck_assert_ptr_null(s.photo_ai_endpoint);
+    ck_assert_int_eq(s.photo_ai_timeout_ms, 600000); /* spec 8 */
+    ck_assert_int_eq(s.photo_upscale_timeout_ms, JW_DEFAULT_PHOTO_UPSCALE_TIMEOUT_MS);
+    ck_assert_int_eq(s.photo_max_size, JW_DEFAULT_PHOTO_MAX_SIZE);
+    refused(BASE "photo_ai_endpoint = gpu1:7860\n", "photo_ai_endpoint must be an http://");
+    refused(BASE "photo_ai_timeout_ms = 999\n", "from 1000 to 3600000");
+    refused(BASE "photo_upscale_timeout_ms = 3600001\n", "from 1000 to 3600000");
+    refused(BASE "photo_max_size = 1023\n", "photo_max_size must be an integer from 1024");
+}
+END_TEST
+
 static const char *key_file(const char *content)
 {
     char *path = apr_pstrdup(pool, "/tmp/jr-unit-key-XXXXXX");
@@ -288,6 +313,7 @@ Suite *suite_worker(void)
     tcase_add_test(tc, settings_full);
     tcase_add_test(tc, settings_defaults);
     tcase_add_test(tc, settings_refused);
+    tcase_add_test(tc, settings_photo);
     tcase_add_test(tc, key_file_read);
     tcase_add_test(tc, request_body);
     tcase_add_test(tc, answers_valid);
