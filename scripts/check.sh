@@ -18,8 +18,8 @@ started=$(date +%s)
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
 MIN_UNIT=286
-MIN_API_SQLITE=1013
-MIN_API_PGSQL=1010
+MIN_API_SQLITE=1014
+MIN_API_PGSQL=1011
 MIN_GUIDE_EXAMPLES=44
 
 # Whatever the caller's environment says, make check runs everything: Check's selection
