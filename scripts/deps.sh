@@ -12,7 +12,7 @@ libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-d
 check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
 wrk curl \
-libhiredis-dev redis-server chromium libvips-dev python3-pil"
+libhiredis-dev redis-server chromium tesseract-ocr libvips-dev python3-pil"
 [ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 [ "${1:-}" != deb ] || PKGS="$PKGS debhelper dpkg-dev fakeroot lintian"
 

@@ -89,6 +89,11 @@ static int sqlite_on_open(sqlite3 *conn, char **err, const sqlite3_api_routines 
     (void)api;
     if (file && *file && stat(file, &st) == 0 && sqlite_file_index(&st) >= 0) {
         sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, 1, (int *)NULL);
+        /* mod_dbd prepares the other modules' statements (mod_authn_dbd, DBDPrepareSQL)
+         * before any hook of ours: without a busy timeout from the start, a connection opened
+         * while another process checkpoints the WAL (the last connection closing, DBDKeep 0)
+         * failed its preparation at once with "database is locked" (AH00632). */
+        sqlite3_busy_timeout(conn, atoi(JR_SQLITE_BUSY_MS));
     }
     return SQLITE_OK;
 }

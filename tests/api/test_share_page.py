@@ -3,6 +3,7 @@ value escaped, a strict Content-Security-Policy, no script; the password form; o
 headless Chromium at 360 px."""
 
 import html
+import random
 import re
 import shutil
 import subprocess
@@ -102,3 +103,28 @@ def test_chromium_opens_the_page_and_the_password_form(server, tmp_path):
     dom = chromium("--dump-dom", f"{server.base_url}/share/{plain['token']}").stdout
     assert html.escape(fam.name) in dom or fam.name in dom
     assert "Refused to" not in out.stderr
+
+
+# Words that read back unambiguously: no digits, no l/I/1 or O/0 pairs in a short token.
+OCR_WORDS = ["Harbor", "Meadow", "Juniper", "Falcon", "Willow", "Copper", "Thunder", "Saffron",
+             "Marigold", "Bramble", "Canyon", "Whisper"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium package is not installed")
+def test_screenshot_of_the_page_shows_the_students_name(server, tmp_path):
+    """What a parent sees at 360 px, read back from the pixels by OCR (tesseract)."""
+    assert shutil.which("tesseract"), "tesseract-ocr is missing: scripts/deps.sh installs it"
+    fam = Family(server)
+    name = f"Wilhelmina {random.choice(OCR_WORDS)} {random.choice(OCR_WORDS)}"
+    student = assert_json(server.api("POST", "/api/students", token=server.admin_token, json={
+        "name": name, "group_id": fam.group["id"]}), 201)
+    link = create_link(server, "student", student["id"])
+    shot = tmp_path / "page.png"
+    out = chromium(f"--screenshot={shot}", "--hide-scrollbars",
+                   f"{server.base_url}/share/{link['token']}")
+    assert shot.exists(), out.stderr[-2000:]
+    ocr = subprocess.run(["tesseract", str(shot), "-", "--psm", "3"], capture_output=True,
+                         text=True, timeout=120)
+    assert ocr.returncode == 0, ocr.stderr[-2000:]
+    seen = " ".join(ocr.stdout.split())
+    assert name in seen, f"OCR of the screenshot did not show {name!r}: {seen[:800]!r}"

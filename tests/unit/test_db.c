@@ -503,6 +503,32 @@ START_TEST(preconfigured_connection_has_foreign_keys)
 }
 END_TEST
 
+/* mod_dbd prepares other modules' statements before the journal's hook: the busy timeout must
+ * be there from the moment SQLite opens the connection, or a preparation while another process
+ * checkpoints fails at once with "database is locked". */
+static int busy_timeout_of(sqlite3 *conn)
+{
+    sqlite3_stmt *st = NULL;
+    int ms = -1;
+    ck_assert_int_eq(sqlite3_prepare_v2(conn, "PRAGMA busy_timeout", -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        ms = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return ms;
+}
+
+START_TEST(preconfigured_connection_waits_for_locks_from_the_start)
+{
+    sqlite3 *conn = NULL;
+    open_ready();
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    ck_assert_int_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    ck_assert_int_eq(busy_timeout_of(conn), 2000);
+    sqlite3_close(conn);
+}
+END_TEST
+
 START_TEST(late_foreign_keys_are_reported)
 {
     dbd_conn_t c;
@@ -1018,6 +1044,7 @@ Suite *suite_db(void)
     tcase_add_test(tc, rollback_leaves_nothing);
     tcase_add_test(tc, own_statements_apart_from_other_modules);
     tcase_add_test(tc, preconfigured_connection_has_foreign_keys);
+    tcase_add_test(tc, preconfigured_connection_waits_for_locks_from_the_start);
     tcase_add_test(tc, late_foreign_keys_are_reported);
     tcase_add_test(tc, use_prepares_when_the_connection_has_none);
     tcase_add_test(tc, wrapper_rolls_back_on_pool_cleanup);
