@@ -181,7 +181,8 @@ apr_status_t mj_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
      * through mod_dbd: mod_dbd would prepare them before this hook, without a busy timeout
      * (children opening a WAL database at once then failed with "database is locked"), with
      * the sqlite3 driver's legacy statements, and into the table it shares with every other
-     * module on the connection. p is cleared before the connection closes. */
+     * module on the connection. p is cleared before the connection closes. A schema older
+     * than the module's is no failure here: the connection then serves nothing (JR01030). */
     if (jr_db_attach(dbd->driver, dbd->handle, dbd->pool, p) != APR_SUCCESS) {
         MJ_LOG(JR00007, cfg->server, 0,
                "cannot prepare statements on a new connection");

@@ -13,6 +13,7 @@
 #include "jr_etag.h"
 #include "jr_idem.h"
 #include "jr_json.h"
+#include "jr_road.h"
 #include "jr_router.h"
 #include "jr_util.h"
 #include "mj_private.h"
@@ -411,50 +412,18 @@ static int answer_body_error(request_rec *r, jr_result_t *res, int status, apr_o
                 "the request body could not be read");
 }
 
-static int acquire_db(request_rec *r, jr_ctx_t *ctx)
+/* The request's connection into ctx->db. NULL when requests can be served on it; otherwise
+ * why not (no connection, or a schema older than the module's: ctx->db is then set, for the
+ * health check). */
+static const char *acquire_db(request_rec *r, jr_ctx_t *ctx)
 {
     ap_dbd_t *dbd = mj_dbd_acquire(r);
     ctx->db = dbd ? jr_db_use(r->pool, dbd->driver, dbd->handle, dbd->pool) : NULL;
-    return ctx->db != NULL;
-}
-
-/* Key authentication for a path that matched no route: 1 to go on, 0 when res holds the
- * refusal. */
-static int authorize_v1(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
-                        jr_result_t *res)
-{
-    static const jr_route_t any = {"GET", "", NULL, JR_AUTH_KEY, JR_BODY_NONE, 0};
-    if (!acquire_db(r, ctx)) {
-        jr_fail(res, r->pool, 503, "database unavailable");
-        return 0;
-    }
-    return jr_request_authorize(ctx, &any, cred, res);
+    return jr_db_refusal(ctx->db);
 }
 
 /* Every method a route of the journal uses. */
 #define MJ_METHODS "GET, HEAD, POST, PUT, DELETE"
-
-static int method_not_allowed(request_rec *r, jr_result_t *res, const char *allow)
-{
-    apr_table_setn(res->headers, "Allow", allow);
-    jr_fail(res, r->pool, 405, "method %s is not allowed here (allowed: %s)", r->method, allow);
-    return refuse(r, res);
-}
-
-/* No route for the path or the method: 404 or 405, after the key check on /api/v1. */
-static int no_route(request_rec *r, jr_ctx_t *ctx, const jr_credentials_t *cred,
-                    jr_match_e match, const char *allow, jr_result_t *res)
-{
-    /* On /api/v1 everything needs a key, also the answer that a path does not exist. */
-    if (ctx->iface == JR_IF_V1 && !authorize_v1(r, ctx, cred, res)) {
-        return refuse(r, res);
-    }
-    if (match == JR_ROUTE_NOT_FOUND) {
-        jr_fail(res, r->pool, 404, "not found");
-        return refuse(r, res);
-    }
-    return method_not_allowed(r, res, allow);
-}
 
 /* The body's type is known from the headers, so a route that takes JSON refuses another type
  * before reading. A chunked body without a Content-Type is judged once read (it may be
@@ -541,6 +510,27 @@ static void set_request_id(request_rec *r)
 
 static int handle(request_rec *r);
 
+/* The route step: the request's row, or the table's "no route" row (ctx->allow set for a
+ * 405); *found says which. NULL for TRACE, with ctx->allow set for its 405. */
+static const jr_route_t *find_route(request_rec *r, jr_ctx_t *ctx, int *found)
+{
+    const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/", *allow = NULL;
+    const jr_route_t *table = jr_routes_for(path, &ctx->iface), *route = NULL;
+    jr_match_e match = jr_route_match(table, r->pool, r->method, path, &route, ctx->params, &allow);
+    *found = match == JR_ROUTE_FOUND;
+    ctx->allow = match == JR_ROUTE_BAD_METHOD ? allow : NULL;
+    if (r->method_number == M_TRACE) {
+        /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
+         * before any key check. Only /api tells which methods a known path has; /api/v1
+         * never reveals without a key whether a path exists. */
+        if (ctx->iface != JR_IF_ADMIN || !ctx->allow) {
+            ctx->allow = MJ_METHODS;
+        }
+        return NULL;
+    }
+    return *found ? route : jr_route_none(table);
+}
+
 int mj_handler(request_rec *r)
 {
     int rc;
@@ -557,8 +547,8 @@ int mj_handler(request_rec *r)
 static int handle(request_rec *r)
 {
     jr_config_t *conf;
-    const jr_route_t *table, *route = NULL;
-    const char *allow = NULL, *qerr = NULL;
+    const jr_route_t *route;
+    const char *qerr = NULL, *refusal;
     const char *path = r->parsed_uri.path ? r->parsed_uri.path : "/";
     jr_credentials_t cred;
     jr_result_t res;
@@ -566,33 +556,27 @@ static int handle(request_rec *r)
     mj_stream_t st = {r, &res, NULL, 0, 0};
     char *body = NULL;
     apr_size_t len = 0;
-    int status;
-    jr_match_e match;
+    int status, found;
     jr_idem_t *idem = NULL;
 
     conf = mj_conf(r->server);
     init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);
-    table = jr_routes_for(path, &ctx.iface);
-    match = jr_route_match(table, r->pool, r->method, path, &route, ctx.params, &allow);
-    if (r->method_number == M_TRACE) {
-        /* TRACE would echo the credentials (X-Api-Key, Cookie) back: refused on every path,
-         * before any key check. Only /api tells which methods a known path has; /api/v1
-         * never reveals without a key whether a path exists. */
-        return method_not_allowed(r, &res,
-                                  ctx.iface == JR_IF_ADMIN && match == JR_ROUTE_BAD_METHOD
-                                      ? allow
-                                      : MJ_METHODS);
-    }
-    if (match != JR_ROUTE_FOUND) {
-        return no_route(r, &ctx, &cred, match, allow, &res);
+    if (!(route = find_route(r, &ctx, &found))) {
+        jr_op_no_route(&ctx, NULL, &res);
+        return refuse(r, &res);
     }
     /* Every refusal that does not need the body comes before it is read. */
-    if (!acquire_db(r, &ctx) && !(route->flags & JR_RF_DB_OPTIONAL)) {
-        jr_fail(&res, r->pool, 503, "database unavailable");
+    if (!(route->flags & JR_RF_NO_DB) && (refusal = acquire_db(r, &ctx)) != NULL &&
+        !(route->flags & JR_RF_DB_OPTIONAL)) {
+        jr_fail(&res, r->pool, 503, "%s", refusal);
         return refuse(r, &res);
     }
     if (!jr_request_authorize(&ctx, route, &cred, &res)) {
+        return refuse(r, &res);
+    }
+    if (!found) { /* 404 or 405, from the headers too */
+        route->op(&ctx, NULL, &res);
         return refuse(r, &res);
     }
     if (!(ctx.query = jr_parse_query(r->pool, r->args, &qerr))) {
@@ -615,10 +599,7 @@ static int handle(request_rec *r)
     }
     ctx.flush = stream_out;
     ctx.flush_baton = &st;
-    if (jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len,
-                       &res) != APR_SUCCESS) {
-        jr_fail(&res, r->pool, 500, "internal error");
-    }
+    jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len, &res);
     jr_idem_end(&ctx, idem, &res);
     jr_etag_finish(&ctx, route, apr_table_get(r->headers_in, "If-None-Match"), &res);
     return send_answer(r, &st, &res);

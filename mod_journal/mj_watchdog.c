@@ -52,7 +52,9 @@ static void with_db(server_rec *s, apr_pool_t *pool, void (*task)(jr_ctx_t *ctx)
     if (!dbd_open_fn || !(dbd = dbd_open_fn(pool, s))) {
         return; /* the database is down: next round */
     }
-    if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL) {
+    /* Not on a schema older than the module's: its statements are not prepared. */
+    if ((db = jr_db_use(pool, dbd->driver, dbd->handle, dbd->pool)) != NULL &&
+        !jr_db_refusal(db)) {
         memset(&ctx, 0, sizeof(ctx));
         ctx.pool = pool;
         ctx.cfg = mj_conf(s);

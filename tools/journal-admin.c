@@ -16,12 +16,10 @@
 #include "jr_json.h"
 #include "jr_migrate.h"
 #include "jr_ops.h"
+#include "jr_road.h"
 #include "jr_util.h"
 #include "ja_backup.h"
 #include "ja_conf.h"
-
-/* Statements of the CLI: few, so they live here rather than in the catalog. */
-#define SQL_USER_ID "SELECT id FROM users WHERE username = %s"
 
 static void usage(FILE *out)
 {
@@ -154,20 +152,11 @@ static int cmd_migrate(apr_pool_t *p, const opts_t *o)
 
 static long long user_id(apr_pool_t *p, jr_db_t *db, const char *name)
 {
-    apr_dbd_prepared_t *st = NULL;
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    const char *args[1];
-    long long id = 0;
-    args[0] = name;
-    if (apr_dbd_prepare(db->driver, p, db->handle, SQL_USER_ID, NULL, &st) != 0 ||
-        apr_dbd_pselect(db->driver, p, db->handle, &res, st, 1, 1, args) != 0) {
+    jr_rows_t *rows;
+    if (jr_db_select(db, p, JR_Q_LOGIN_USER, &rows, JR_ARGS(name)) != APR_SUCCESS) {
         return -1;
     }
-    while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
-        id = atoll(apr_dbd_get_entry(db->driver, row, 0));
-    }
-    return id;
+    return rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
 }
 
 /* Drives the same operations as the HTTP interface, as an administrator of the console. */
@@ -233,9 +222,7 @@ static int cmd_create_user(apr_pool_t *p, const opts_t *o, const char *name)
     }
     in = jr_json_own(p, json_pack("{s:s, s:s, s:s, s:o}", "username", name, "password", pw,
                                   "role", o->role, "branch_ids", branches));
-    if (jr_op_users_create(&ctx, in, &res) != APR_SUCCESS) {
-        return fail("%s", "internal error");
-    }
+    jr_road_op(&ctx, jr_op_users_create, JR_RF_WRITE, in, &res);
     return report(&res, apr_psprintf(p, "user %s created", name));
 }
 
@@ -260,10 +247,8 @@ static int cmd_set_password(apr_pool_t *p, const opts_t *o, const char *name)
     console_ctx(&ctx, p, db, &cfg, o);
     jr_result_init(&res, p);
     apr_table_setn(ctx.params, "id", jr_i64(p, id));
-    if (jr_op_users_update(&ctx, jr_json_own(p, json_pack("{s:s}", "password", pw)), &res) !=
-        APR_SUCCESS) {
-        return fail("%s", "internal error");
-    }
+    jr_road_op(&ctx, jr_op_users_update, JR_RF_WRITE,
+               jr_json_own(p, json_pack("{s:s}", "password", pw)), &res);
     return report(&res, apr_psprintf(p, "password of %s changed; their sessions ended", name));
 }
 

@@ -15,50 +15,22 @@
 #include "jr_topic.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_ai[] = {
-    {"ai_entry_text", "SELECT description AS text, NULL AS topic FROM entries WHERE id = " JR_INT,
-     NULL},
-    {"ai_report_text", "SELECT text, topic FROM lesson_reports WHERE id = " JR_INT, NULL},
-    {"ai_job_hash", "UPDATE ai_jobs SET text_hash = %s WHERE id = " JR_INT, NULL},
-    {"ai_entry_state", "UPDATE entries SET ai_status = %s, ai_error = %s WHERE id = " JR_INT,
-     NULL},
-    {"ai_report_status", "UPDATE lesson_reports SET ai_status = %s WHERE id = " JR_INT, NULL},
-    {"ai_report_state",
-     "UPDATE lesson_reports SET ai_status = %s, ai_error = %s WHERE id = " JR_INT, NULL},
-    {"ai_entry_skipped",
-     "UPDATE entries SET ai_status = 'skipped', ai_checked_at = %s, ai_error = NULL"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"ai_report_skipped",
-     "UPDATE lesson_reports SET ai_status = 'skipped', ai_checked_at = %s, ai_error = NULL"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"ai_entry_done",
-     "UPDATE entries SET description = %s, description_original = %s, ai_status = 'done',"
-     " ai_checked_at = %s, ai_error = NULL, updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"ai_report_done",
-     "UPDATE lesson_reports SET text = %s, text_ai = %s, text_original = %s, ai_status = 'done',"
-     " ai_checked_at = %s, ai_error = NULL, updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 typedef struct {
     const char *entity_type; /* ai_jobs.entity_type */
-    const char *prompt;      /* the setting holding the system message */
-    const char *st_text, *st_state, *st_skipped, *st_done;
+    jr_setting_id_t prompt;  /* the setting holding the system message */
+    jr_stmt_id_t st_text, st_state, st_skipped, st_done;
     const char *status_event;
     apr_status_t (*emit)(jr_ctx_t *ctx, const char *type, long long id);
     const char *changes; /* fields a rewrite changes, for the audit row */
 } kind_t;
 
 static const kind_t kinds[] = {
-    [JR_AI_ENTRY] = {"entry", "entry_ai_prompt", "ai_entry_text", "ai_entry_state",
-                     "ai_entry_skipped", "ai_entry_done", "ai_status", jr_event_entry,
+    [JR_AI_ENTRY] = {"entry", JR_SETTING_ENTRY_AI_PROMPT, JR_Q_AI_ENTRY_TEXT, JR_Q_AI_ENTRY_STATE,
+                     JR_Q_AI_ENTRY_SKIPPED, JR_Q_AI_ENTRY_DONE, "ai_status", jr_event_entry,
                      "[\"description\",\"description_original\"]"},
-    [JR_AI_REPORT] = {"lesson_report", "lesson_ai_prompt", "ai_report_text", "ai_report_state",
-                      "ai_report_skipped", "ai_report_done", "lesson_report_status",
+    [JR_AI_REPORT] = {"lesson_report", JR_SETTING_LESSON_AI_PROMPT, JR_Q_AI_REPORT_TEXT,
+                      JR_Q_AI_REPORT_STATE, JR_Q_AI_REPORT_SKIPPED, JR_Q_AI_REPORT_DONE,
+                      "lesson_report_status",
                       jr_event_report, "[\"text\",\"text_ai\",\"text_original\"]"},
 };
 
@@ -174,9 +146,9 @@ static jr_ai_task_t *prepare(jr_ctx_t *ctx, const jr_job_t *j, apr_status_t *rv)
     if (kind == JR_AI_REPORT && (context = jr_ai_context_line(p, topic)) != NULL) {
         t->system = apr_pstrcat(p, t->system, "\n\n", context, NULL);
     }
-    if (jr_db_exec(ctx->db, p, "ai_job_hash", NULL, JR_ARGS(t->text_hash, jr_i64(p, j->id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_AI_JOB_HASH, NULL, JR_ARGS(t->text_hash, jr_i64(p, j->id))) !=
             APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, kind == JR_AI_ENTRY ? "entry_set_ai_status" : "ai_report_status",
+        jr_db_exec(ctx->db, p, kind == JR_AI_ENTRY ? JR_Q_ENTRY_SET_AI_STATUS : JR_Q_AI_REPORT_STATUS,
                    NULL, JR_ARGS("processing", jr_i64(p, j->entity_id))) != APR_SUCCESS ||
         k->emit(ctx, k->status_event, j->entity_id) != APR_SUCCESS) {
         *rv = APR_EGENERAL;
@@ -237,7 +209,7 @@ static apr_status_t rewrite(jr_ctx_t *ctx, const kind_t *k, const jr_ai_task_t *
         return APR_EGENERAL;
     }
     if (t->kind == JR_AI_REPORT &&
-        (jr_db_exec(ctx->db, p, "version_insert", NULL, JR_ARGS(id, text, "ai", now, none, none)) !=
+        (jr_db_exec(ctx->db, p, JR_Q_VERSION_INSERT, NULL, JR_ARGS(id, text, "ai", now, none, none)) !=
              APR_SUCCESS ||
          jr_event_report(ctx, "lesson.ai.formatted", t->job.entity_id) != APR_SUCCESS)) {
         return APR_EGENERAL;

@@ -3,15 +3,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_core[] = {
-    {"audit_insert",
-     "INSERT INTO audit_log (created_at, actor_user_id, actor_key_id, via_api_key, client_ip,"
-     " action, entity_type, entity_id, changes) VALUES (%s, " JR_INT ", " JR_INT ", CAST(%s AS INTEGER), %s, %s, %s, %s, %s)",
-     NULL},
-    {"health_schema", "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations", NULL},
-    {NULL, NULL, NULL},
-};
-
 apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type,
                       long long entity_id, const json_t *changes)
 {
@@ -27,7 +18,7 @@ apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_
     if (changes && json_array_size(changes) > 0) {
         ch = jr_json_dump(p, changes, NULL);
     }
-    return jr_db_exec(ctx->db, p, "audit_insert", NULL,
+    return jr_db_exec(ctx->db, p, JR_Q_AUDIT_INSERT, NULL,
                       JR_ARGS(jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
                               jr_opt_i64(p, ctx->who.key_id),
                               ctx->who.via_api_key ? "1" : "0", ctx->client_ip, action,

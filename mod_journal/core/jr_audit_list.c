@@ -8,23 +8,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define AUDIT_FILTER                                                         \
-    " FROM audit_log WHERE (CAST(%s AS TEXT) IS NULL OR entity_type = %s)"   \
-    " AND (CAST(%s AS TEXT) IS NULL OR entity_id = %s)"                      \
-    " AND (CAST(%s AS BIGINT) IS NULL OR actor_user_id = CAST(%s AS BIGINT))" \
-    " AND (CAST(%s AS BIGINT) IS NULL OR actor_key_id = CAST(%s AS BIGINT))"  \
-    " AND (CAST(%s AS INTEGER) IS NULL OR via_api_key = CAST(%s AS INTEGER))"
-
-const jr_stmt_def_t jr_stmts_audit[] = {
-    {"audit_list",
-     "SELECT id, created_at, actor_user_id, actor_key_id, via_api_key, client_ip, action,"
-     " entity_type, entity_id, changes" AUDIT_FILTER
-     " ORDER BY id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)",
-     NULL},
-    {"audit_count", "SELECT COUNT(*) AS n" AUDIT_FILTER, NULL},
-    {NULL, NULL, NULL},
-};
-
 static json_t *opt_int(const jr_rows_t *r, int i, const char *col)
 {
     return jr_rows_get(r, i, col) ? json_integer(jr_rows_int(r, i, col, 0)) : json_null();
@@ -71,7 +54,7 @@ static int parse_actor(const char *s, const char **user, const char **key)
     return 0;
 }
 
-apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *type = apr_table_get(ctx->query, "entity_type");
@@ -85,10 +68,10 @@ apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     int i;
 
     if (jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (actor && *actor && parse_actor(actor, &user, &key) != 0) {
-        return jr_fail(res, p, 400, "actor must be user:ID, key:ID or a user id");
+        return jr_err_invalid(ctx, res, "actor", "actor must be user:ID, key:ID or a user id");
     }
     if (via && *via) {
         if (!strcmp(via, "true") || !strcmp(via, "1")) {
@@ -96,17 +79,17 @@ apr_status_t jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         } else if (!strcmp(via, "false") || !strcmp(via, "0")) {
             v = "0";
         } else {
-            return jr_fail(res, p, 400, "via_api_key must be true or false");
+            return jr_err_invalid(ctx, res, "via_api_key", "via_api_key must be true or false");
         }
     }
     type = type && *type ? type : NULL;
     ent = ent && *ent ? ent : NULL;
-    if (jr_db_select(ctx->db, p, "audit_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_AUDIT_LIST, &rows,
                      JR_ARGS(type, type, ent, ent, user, user, key, key, v, v, jr_i64(p, limit),
                              jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "audit_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_AUDIT_COUNT, &count,
                      JR_ARGS(type, type, ent, ent, user, user, key, key, v, v)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows; ++i) {

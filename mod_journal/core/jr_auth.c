@@ -13,26 +13,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_auth[] = {
-    {"session_lookup",
-     "SELECT s.user_id, s.expires_at, u.username, u.role FROM sessions s"
-     " JOIN users u ON u.id = s.user_id"
-     " WHERE s.token_hash = %s AND s.expires_at > %s AND u.active = 1",
-     NULL},
-    {"session_insert",
-     "INSERT INTO sessions (token_hash, user_id, created_at, expires_at, client_ip)"
-     " VALUES (%s, " JR_INT ", %s, %s, %s)",
-     NULL},
-    {"session_delete", "DELETE FROM sessions WHERE token_hash = %s", NULL},
-    {"session_delete_user", "DELETE FROM sessions WHERE user_id = " JR_INT "", NULL},
-    {"session_purge", "DELETE FROM sessions WHERE expires_at <= %s", NULL},
-    {"login_user",
-     "SELECT id, password_hash, active FROM users WHERE username = %s", NULL},
-    {"user_branch_ids",
-     "SELECT branch_id FROM user_branches WHERE user_id = " JR_INT " ORDER BY branch_id", NULL},
-    {NULL, NULL, NULL},
-};
-
 static const char *const bad_login = "invalid username or password";
 
 static int is_token(const char *t)
@@ -55,7 +35,7 @@ apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_head
     apr_status_t rv;
     int i;
     *out = apr_array_make(ctx->pool, 4, sizeof(long long));
-    rv = jr_db_select(ctx->db, ctx->pool, "user_branch_ids", &rows,
+    rv = jr_db_select(ctx->db, ctx->pool, JR_Q_USER_BRANCH_IDS, &rows,
                       JR_ARGS(jr_i64(ctx->pool, user_id)));
     if (rv != APR_SUCCESS) {
         return rv;
@@ -79,9 +59,9 @@ int jr_auth_session_hash(jr_ctx_t *ctx, const char *hash, const char *ended, jr_
     apr_array_header_t *branches;
     jr_rows_t *rows;
 
-    if (jr_db_select(ctx->db, p, "session_lookup", &rows, JR_ARGS(hash, jr_now_iso(p))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_SESSION_LOOKUP, &rows, JR_ARGS(hash, jr_now_iso(p))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
@@ -94,7 +74,7 @@ int jr_auth_session_hash(jr_ctx_t *ctx, const char *hash, const char *ended, jr_
     ctx->who.role = !strcmp(jr_rows_get(rows, 0, "role"), "admin") ? JR_ROLE_ADMIN : JR_ROLE_TUTOR;
     ctx->who.session_hash = hash;
     if (jr_user_branch_ids(ctx, ctx->who.user_id, &branches) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     jr_identity_set_branches(ctx, branches);
@@ -172,7 +152,7 @@ static int throttle_attempt(jr_ctx_t *ctx, const char *account, const char *sour
     return 0;
 }
 
-/* Checks a login body: ban, honeypot, shape, the account's throttle, the password. Returns
+/* Checks a login body: honeypot, shape, the account's throttle, the password. Returns
  * the user's id, or 0 with res filled. */
 static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -182,16 +162,14 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     int ok;
 
-    if (jr_ban_check(ctx, res) != 0) {
-        return 0;
-    }
+    /* The road checked the address's ban (the route is marked BAN). */
     if (honeypot_filled(in)) {
         jr_ban_add(ctx, JR_BAN_HONEYPOT, ctx->cfg->honeypot_ban_duration);
         jr_ban_refuse(ctx, res);
         return 0;
     }
     if ((msg = jr_json_validate(p, in, login_fields)) != NULL) {
-        jr_fail(res, p, 400, "%s", msg);
+        jr_err_body(ctx, res, msg);
         return 0;
     }
     if (!ctx->counters) {
@@ -201,8 +179,8 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     }
     username = jr_ascii_lower(p, jr_trim(p, jr_json_str(in, "username", "")));
     password = jr_json_str(in, "password", "");
-    if (jr_db_select(ctx->db, p, "login_user", &rows, JR_ARGS(username)) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_LOGIN_USER, &rows, JR_ARGS(username)) != APR_SUCCESS) {
+        jr_err_db(ctx, res);
         return 0;
     }
     /* Unknown names are throttled exactly like real ones: a 429 tells nothing either. */
@@ -234,7 +212,7 @@ static long long login_verify(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_rows_int(rows, 0, "id", 0);
 }
 
-apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *token, *expires;
@@ -242,43 +220,37 @@ apr_status_t jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *user;
 
     if (!(uid = login_verify(ctx, in, res))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     token = jr_new_token(p);
     if (!token) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     expires = jr_iso_time(p, apr_time_now() + apr_time_from_sec(ctx->cfg->session_ttl));
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "session_purge", NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "session_insert", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_SESSION_PURGE, NULL, JR_ARGS(jr_now_iso(p))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_SESSION_INSERT, NULL,
                    JR_ARGS(jr_sha256_hex(p, token, strlen(token)), jr_i64(p, uid), jr_now_iso(p),
                            expires, ctx->client_ip)) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     ctx->who.user_id = uid;
     if (!(user = jr_user_load(ctx, uid))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200,
                     json_pack("{s:s, s:s, s:O}", "token", token, "expires_at", expires, "user", user));
 }
 
-apr_status_t jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    if (jr_db_exec(ctx->db, ctx->pool, "session_delete", NULL, JR_ARGS(ctx->who.session_hash)) !=
+    if (jr_db_exec(ctx->db, ctx->pool, JR_Q_SESSION_DELETE, NULL, JR_ARGS(ctx->who.session_hash)) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply_ok(res, ctx->pool);
 }
 
-apr_status_t jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *user = jr_user_load(ctx, ctx->who.user_id);
     if (!user) {

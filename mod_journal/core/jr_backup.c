@@ -21,88 +21,10 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define S "%s"
-#define I JR_INT
-
 /* Per table: select a page after a given id (PostgreSQL's driver holds a whole result in
  * memory: pages keep it to BK_PAGE rows), insert with the same columns, delete all. Tables
  * without an id are small (memberships, settings) and read at once. */
 #define BK_PAGE 2000
-#define BK_PAGE_SQL "2000"
-#define BK_ROWS(t, cols, vals)                                                                \
-    {"bk_ins_" t, "INSERT INTO " t " (" cols ") VALUES (" vals ")", NULL},                    \
-        {"bk_del_" t, "DELETE FROM " t, NULL}
-#define BK(t, cols, order, vals)                                                              \
-    {"bk_sel_" t,                                                                             \
-     "SELECT " cols " FROM " t " WHERE id > CAST(%s AS BIGINT) ORDER BY id LIMIT " BK_PAGE_SQL, \
-     NULL},                                                                                   \
-        BK_ROWS(t, cols, vals)
-#define BK_ALL(t, cols, order, vals)                                                          \
-    {"bk_sel_" t, "SELECT " cols " FROM " t " ORDER BY " order, NULL}, BK_ROWS(t, cols, vals)
-
-#define C_BRANCHES "id, name, created_at, updated_at"
-#define C_USERS "id, username, password_hash, role, active, created_at, updated_at"
-#define C_USER_BRANCHES "user_id, branch_id"
-#define C_GROUPS "id, name, branch_id, tutor_id, created_at, updated_at, deleted_at, deleted_by"
-#define C_STUDENTS "id, name, name_key, group_id, notes, created_at, updated_at, created_by"
-#define C_MODULES \
-    "id, name, lessons_count, description, created_at, updated_at, deleted_at, deleted_by"
-#define C_ENTRIES                                                                          \
-    "id, student_name, student_id, group_id, branch_id, description, module_id, ai_status," \
-    " files_count, has_photo, created_at, updated_at, created_by, created_by_key,"         \
-    " deleted_at, deleted_by, description_original, ai_checked_at, ai_error"
-#define C_FILES \
-    "id, entry_id, name, stored_name, size, content_type, sha256, created_at, created_by"
-#define C_PHOTOS                                                                         \
-    "id, owner_type, owner_id, role, stored_name, size, content_type, sha256, created_at," \
-    " created_by"
-#define C_REPORTS                                                                          \
-    "id, group_id, branch_id, lesson_date, lesson_time, text, topic, text_original, text_ai," \
-    " ai_status, ai_checked_at, ai_error, created_at, updated_at, created_by, created_by_key"
-#define C_VERSIONS "id, report_id, text, source, created_at, created_by, created_by_key"
-#define C_SETTINGS "name, value, updated_at, updated_by"
-#define C_SHARE                                                                           \
-    "id, kind, target_id, token_hash, password_hash, expires_at, created_by, created_at," \
-    " revoked_at, last_opened_at, open_count"
-#define C_AUDIT                                                                               \
-    "id, created_at, actor_user_id, actor_key_id, via_api_key, client_ip, action, entity_type," \
-    " entity_id, changes"
-
-#define C_CHAT "id, tutor_id, sender_id, text, created_at"
-#define C_CHAT_READS "tutor_id, user_id, last_read_id"
-
-/* Identity sequences follow the highest id restored (PostgreSQL; SQLite's AUTOINCREMENT
- * follows explicit ids by itself). */
-#define SEQ(t)                                                                                  \
-    {"bk_seq_" t, "SELECT 1 AS ok",                                                             \
-     "SELECT setval(pg_get_serial_sequence('" t "', 'id'), GREATEST(COALESCE(MAX(id), 0), 1),"  \
-     " MAX(id) IS NOT NULL) AS ok FROM " t}
-
-const jr_stmt_def_t jr_stmts_backup[] = {
-    BK("branches", C_BRANCHES, "id", I "," S "," S "," S),
-    BK("users", C_USERS, "id", I "," S "," S "," S "," I "," S "," S),
-    BK_ALL("user_branches", C_USER_BRANCHES, "user_id, branch_id", I "," I),
-    BK("study_groups", C_GROUPS, "id", I "," S "," I "," I "," S "," S "," S "," I),
-    BK("students", C_STUDENTS, "id", I "," S "," S "," I "," S "," S "," S "," I),
-    BK("modules", C_MODULES, "id", I "," S "," I "," S "," S "," S "," S "," I),
-    BK("entries", C_ENTRIES, "id",
-       I "," S "," I "," I "," I "," S "," I "," S "," I "," I "," S "," S "," I "," I "," S "," I
-         "," S "," S "," S),
-    BK("entry_files", C_FILES, "id", I "," I "," S "," S "," I "," S "," S "," S "," I),
-    BK("photos", C_PHOTOS, "id", I "," S "," I "," S "," S "," I "," S "," S "," S "," I),
-    BK("lesson_reports", C_REPORTS, "id",
-       I "," I "," I "," S "," S "," S "," S "," S "," S "," S "," S "," S "," S "," S "," I "," I),
-    BK("lesson_report_versions", C_VERSIONS, "id", I "," I "," S "," S "," S "," I "," I),
-    BK_ALL("settings", C_SETTINGS, "name", S "," S "," S "," I),
-    BK("share_links", C_SHARE, "id", I "," S "," I "," S "," S "," S "," I "," S "," S "," S "," I),
-    BK("audit_log", C_AUDIT, "id", I "," S "," I "," I "," I "," S "," S "," S "," S "," S),
-    BK("chat_messages", C_CHAT, "id", I "," I "," I "," S "," S),
-    BK_ALL("chat_reads", C_CHAT_READS, "tutor_id, user_id", I "," I "," I),
-    SEQ("branches"), SEQ("users"), SEQ("study_groups"), SEQ("students"), SEQ("modules"),
-    SEQ("entries"), SEQ("entry_files"), SEQ("photos"), SEQ("lesson_reports"),
-    SEQ("lesson_report_versions"), SEQ("share_links"), SEQ("audit_log"), SEQ("chat_messages"),
-    {NULL, NULL, NULL},
-};
 
 #define COLS(name, ...) static const char *const name[] = {__VA_ARGS__, NULL}
 COLS(c_branches, "id", "name", "created_at", "updated_at");
@@ -135,22 +57,29 @@ COLS(c_audit, "id", "created_at", "actor_user_id", "actor_key_id", "via_api_key"
 COLS(c_chat, "id", "tutor_id", "sender_id", "text", "created_at");
 COLS(c_chat_reads, "tutor_id", "user_id", "last_read_id");
 
-static const jr_backup_table_t t_branches = {"branches", c_branches, "isss", 1},
-    t_users = {"users", c_users, "isssiss", 1},
-    t_user_branches = {"user_branches", c_user_branches, "ii", 0},
-    t_groups = {"study_groups", c_groups, "isiisssi", 1},
-    t_students = {"students", c_students, "ississsi", 1},
-    t_modules = {"modules", c_modules, "isissssi", 1},
-    t_entries = {"entries", c_entries, "isiiisisiissiisisss", 1},
-    t_files = {"entry_files", c_files, "iississsi", 1},
-    t_photos = {"photos", c_photos, "isississsi", 1},
-    t_reports = {"lesson_reports", c_reports, "iiisssssssssssii", 1},
-    t_versions = {"lesson_report_versions", c_versions, "iisssii", 1},
-    t_settings = {"settings", c_settings, "sssi", 0},
-    t_share = {"share_links", c_share, "isisssisssi", 1},
-    t_audit = {"audit_log", c_audit, "isiiisssss", 1},
-    t_chat = {"chat_messages", c_chat, "iiiss", 1},
-    t_chat_reads = {"chat_reads", c_chat_reads, "iii", 0};
+/* A table with an identity column, whose sequence a restore resets, and one without. */
+#define BK_TABLE(var, id, name, cols, ints)                                                        \
+    static const jr_backup_table_t var = {name, cols, ints, 1, JR_Q_BK_SEL_##id, JR_Q_BK_INS_##id,  \
+                                          JR_Q_BK_DEL_##id, JR_Q_BK_SEQ_##id}
+#define BK_TABLE_NO_ID(var, id, name, cols, ints)                                                  \
+    static const jr_backup_table_t var = {name, cols, ints, 0, JR_Q_BK_SEL_##id, JR_Q_BK_INS_##id,  \
+                                          JR_Q_BK_DEL_##id, JR_Q__COUNT}
+BK_TABLE(t_branches, BRANCHES, "branches", c_branches, "isss");
+BK_TABLE(t_users, USERS, "users", c_users, "isssiss");
+BK_TABLE_NO_ID(t_user_branches, USER_BRANCHES, "user_branches", c_user_branches, "ii");
+BK_TABLE(t_groups, STUDY_GROUPS, "study_groups", c_groups, "isiisssi");
+BK_TABLE(t_students, STUDENTS, "students", c_students, "ississsi");
+BK_TABLE(t_modules, MODULES, "modules", c_modules, "isissssi");
+BK_TABLE(t_entries, ENTRIES, "entries", c_entries, "isiiisisiissiisisss");
+BK_TABLE(t_files, ENTRY_FILES, "entry_files", c_files, "iississsi");
+BK_TABLE(t_photos, PHOTOS, "photos", c_photos, "isississsi");
+BK_TABLE(t_reports, LESSON_REPORTS, "lesson_reports", c_reports, "iiisssssssssssii");
+BK_TABLE(t_versions, LESSON_REPORT_VERSIONS, "lesson_report_versions", c_versions, "iisssii");
+BK_TABLE_NO_ID(t_settings, SETTINGS, "settings", c_settings, "sssi");
+BK_TABLE(t_share, SHARE_LINKS, "share_links", c_share, "isisssisssi");
+BK_TABLE(t_audit, AUDIT_LOG, "audit_log", c_audit, "isiiisssss");
+BK_TABLE(t_chat, CHAT_MESSAGES, "chat_messages", c_chat, "iiiss");
+BK_TABLE_NO_ID(t_chat_reads, CHAT_READS, "chat_reads", c_chat_reads, "iii");
 
 const jr_backup_table_t *const jr_backup_tables[] = {
     &t_branches, &t_users, &t_user_branches, &t_groups, &t_students, &t_modules, &t_entries,
@@ -240,19 +169,18 @@ static int col_index(const jr_backup_table_t *t, const char *name)
 /* Every row of a table through dump_row: page after page for tables with an id. */
 static apr_status_t select_pages(jr_ctx_t *ctx, const jr_backup_table_t *t, dump_t *d)
 {
-    const char *label = apr_pstrcat(d->p, "bk_sel_", t->table, NULL);
     apr_pool_t *page;
     apr_status_t rv;
 
     if (!t->has_id) {
-        return jr_db_select_each(ctx->db, d->p, label, dump_row, d, JR_NOARGS);
+        return jr_db_select_each(ctx->db, d->p, t->sel, dump_row, d, JR_NOARGS);
     }
     apr_pool_create(&page, d->p);
     strcpy(d->last, "0");
     do {
         apr_pool_clear(page);
         d->page = 0;
-        rv = jr_db_select_each(ctx->db, page, label, dump_row, d,
+        rv = jr_db_select_each(ctx->db, page, t->sel, dump_row, d,
                                JR_ARGS(apr_pstrdup(page, d->last)));
     } while (rv == APR_SUCCESS && d->rv == APR_SUCCESS && d->page == BK_PAGE);
     apr_pool_destroy(page);
@@ -488,7 +416,7 @@ static json_t *info_json(const jr_backup_info_t *b)
                      b->counts);
 }
 
-apr_status_t jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_backup_info_t b;
     const char *err;
@@ -524,7 +452,7 @@ apr_array_header_t *jr_backup_names(apr_pool_t *p, const char *data_dir, apr_tim
     return names;
 }
 
-apr_status_t jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     apr_time_t newest;
@@ -553,13 +481,13 @@ static const char *named_backup(jr_ctx_t *ctx, jr_result_t *res, apr_finfo_t *fi
     if (!path || apr_stat(fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE,
                           ctx->pool) != APR_SUCCESS ||
         fi->filetype != APR_REG) {
-        jr_fail(res, ctx->pool, 404, "backup not found");
+        jr_err_not_found(ctx, res, "backup");
         return NULL;
     }
     return path;
 }
 
-apr_status_t jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_file_reply_t *f;
     apr_finfo_t fi;
@@ -581,26 +509,19 @@ apr_status_t jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t
     return APR_SUCCESS;
 }
 
-apr_status_t jr_op_backups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_backups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_finfo_t fi;
     const char *path = named_backup(ctx, res, &fi);
     if (!path) {
         return APR_SUCCESS;
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (jr_audit_ref(ctx, "delete", "backup", apr_table_get(ctx->params, "name"), NULL) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (apr_file_remove(path, ctx->pool) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
         return jr_fail(res, ctx->pool, 500, "the backup could not be deleted");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     return jr_reply_ok(res, ctx->pool);
 }

@@ -22,6 +22,8 @@ typedef struct {
     const char *const *cols;
     const char *int_cols; /* one character per column: 'i' integer, 's' text */
     int has_id;           /* an identity column "id" (its sequence is reset on restore) */
+    jr_stmt_id_t sel, ins, del; /* a page (or all rows), one row in, every row out */
+    jr_stmt_id_t seq;           /* the identity sequence's reset (has_id only) */
 } jr_backup_table_t;
 
 /* In the order a restore inserts them (parents first). NULL-terminated. */

@@ -23,40 +23,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_backup_restore[] = {
-    /* Never restored, always emptied: a restore brings back no secret that was revoked since. */
-    {"bk_del_api_keys", "DELETE FROM api_keys", NULL},
-    {"bk_del_sessions", "DELETE FROM sessions", NULL},
-    /* Queue state is not part of a backup; it names records that are about to be replaced. */
-    {"bk_del_ai_jobs", "DELETE FROM ai_jobs", NULL},
-    {"bk_del_photo_jobs", "DELETE FROM photo_jobs", NULL},
-    {"bk_del_entry_counts", "DELETE FROM entry_counts", NULL},
-    /* The triggers add each restored file to its entry's count: start from the truth. */
-    {"bk_files_count",
-     "UPDATE entries SET files_count = (SELECT COUNT(*) FROM entry_files f"
-     " WHERE f.entry_id = entries.id)",
-     NULL},
-    /* PostgreSQL restores with the counting triggers off (see counting_triggers): the counts
-     * they keep are made once at the end. On SQLite the triggers ran. */
-    {"bk_has_photo", "SELECT 1 AS ok",
-     "UPDATE entries SET has_photo = CASE WHEN EXISTS (SELECT 1 FROM photos p"
-     " WHERE p.owner_type = 'entry' AND p.owner_id = entries.id AND p.role = 'current')"
-     " THEN 1 ELSE 0 END"},
-    /* A restore changes every record it brings back (to the state of the backup), so each
-     * counts as changed at the restore: an incremental sync (updated_since) then receives the
-     * restored state, not what it saw after the backup was taken. */
-    {"bk_touch_branches", "UPDATE branches SET updated_at = %s", NULL},
-    {"bk_touch_study_groups", "UPDATE study_groups SET updated_at = %s", NULL},
-    {"bk_touch_students", "UPDATE students SET updated_at = %s", NULL},
-    {"bk_touch_modules", "UPDATE modules SET updated_at = %s", NULL},
-    {"bk_touch_entries", "UPDATE entries SET updated_at = %s", NULL},
-    {"bk_touch_lesson_reports", "UPDATE lesson_reports SET updated_at = %s", NULL},
-    {"bk_entry_counts", "SELECT 1 AS ok",
-     "INSERT INTO entry_counts (branch_id, live) SELECT branch_id, COUNT(*) FROM entries"
-     " WHERE deleted_at IS NULL GROUP BY branch_id"},
-    {NULL, NULL, NULL},
-};
-
 typedef struct {
     jr_ctx_t *ctx;
     apr_pool_t *p;
@@ -277,7 +243,7 @@ static apr_status_t load_table(restore_t *r, const jr_backup_table_t *t)
 {
     apr_pool_t *p = r->p, *row;
     const char *path = apr_pstrcat(p, r->staging, "/db/", t->table, ".jsonl", NULL);
-    const char *label = apr_pstrcat(p, "bk_ins_", t->table, NULL), **args;
+    const char **args;
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
@@ -296,7 +262,7 @@ static apr_status_t load_table(restore_t *r, const jr_backup_table_t *t)
         apr_pool_clear(row);
         if (!(args = row_args(t, line, row))) {
             rv = refuse(r, jr_psprintf(p, "db/%s.jsonl: line %lld is not a row", t->table, n + 1));
-        } else if (jr_db_exec(r->ctx->db, row, label, NULL, ncols, args) != APR_SUCCESS) {
+        } else if (jr_db_exec(r->ctx->db, row, t->ins, NULL, ncols, args) != APR_SUCCESS) {
             rv = refuse(r, jr_psprintf(p, "db/%s.jsonl: line %lld cannot be restored", t->table,
                                         n + 1));
         }
@@ -337,21 +303,21 @@ static apr_status_t counting_triggers(restore_t *r, int on)
     return ok ? APR_SUCCESS : broken(r, 500, "the records could not be replaced");
 }
 
-static apr_status_t exec0(restore_t *r, const char *label)
+static apr_status_t exec0(restore_t *r, jr_stmt_id_t id)
 {
-    return jr_db_exec(r->ctx->db, r->p, label, NULL, JR_NOARGS);
+    return jr_db_exec(r->ctx->db, r->p, id, NULL, JR_NOARGS);
 }
 
 /* The restore's time as every synced record's updated_at (bk_touch_*). */
 static apr_status_t touch_synced(restore_t *r)
 {
-    static const char *const labels[] = {"bk_touch_branches", "bk_touch_study_groups",
-                                         "bk_touch_students", "bk_touch_modules",
-                                         "bk_touch_entries",  "bk_touch_lesson_reports", NULL};
+    static const jr_stmt_id_t touch[] = {JR_Q_BK_TOUCH_BRANCHES, JR_Q_BK_TOUCH_STUDY_GROUPS,
+                                         JR_Q_BK_TOUCH_STUDENTS, JR_Q_BK_TOUCH_MODULES,
+                                         JR_Q_BK_TOUCH_ENTRIES,  JR_Q_BK_TOUCH_LESSON_REPORTS};
     const char *now = jr_now_iso(r->p);
-    const char *const *l;
-    for (l = labels; *l; ++l) {
-        if (jr_db_exec(r->ctx->db, r->p, *l, NULL, JR_ARGS(now)) != APR_SUCCESS) {
+    size_t i;
+    for (i = 0; i < sizeof(touch) / sizeof(touch[0]); ++i) {
+        if (jr_db_exec(r->ctx->db, r->p, touch[i], NULL, JR_ARGS(now)) != APR_SUCCESS) {
             return APR_EGENERAL;
         }
     }
@@ -361,10 +327,10 @@ static apr_status_t touch_synced(restore_t *r)
 /* Every write of the restore, in the caller's transaction. */
 static apr_status_t replace_records(restore_t *r, const char *name)
 {
-    static const char *const first[] = {"bk_del_sessions", "bk_del_api_keys", "bk_del_ai_jobs",
-                                        "bk_del_photo_jobs", NULL};
+    static const jr_stmt_id_t first[] = {JR_Q_BK_DEL_SESSIONS, JR_Q_BK_DEL_API_KEYS,
+                                         JR_Q_BK_DEL_AI_JOBS, JR_Q_BK_DEL_PHOTO_JOBS};
     const jr_backup_table_t *const *t;
-    const char *const *l;
+    size_t l;
     jr_rows_t *rows;
     int n = 0;
     apr_status_t rv;
@@ -372,8 +338,8 @@ static apr_status_t replace_records(restore_t *r, const char *name)
     if (counting_triggers(r, 0) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    for (l = first; *l; ++l) {
-        if (exec0(r, *l) != APR_SUCCESS) {
+    for (l = 0; l < sizeof(first) / sizeof(first[0]); ++l) {
+        if (exec0(r, first[l]) != APR_SUCCESS) {
             return broken(r, 500, "the records could not be replaced");
         }
     }
@@ -381,12 +347,12 @@ static apr_status_t replace_records(restore_t *r, const char *name)
         ++n;
     }
     while (n-- > 0) { /* children first */
-        if (exec0(r, apr_pstrcat(r->p, "bk_del_", jr_backup_tables[n]->table, NULL)) !=
+        if (exec0(r, jr_backup_tables[n]->del) !=
             APR_SUCCESS) {
             return broken(r, 500, "the records could not be replaced");
         }
     }
-    if (exec0(r, "bk_del_entry_counts") != APR_SUCCESS) {
+    if (exec0(r, JR_Q_BK_DEL_ENTRY_COUNTS) != APR_SUCCESS) {
         return broken(r, 500, "the records could not be replaced");
     }
     for (t = jr_backup_tables; *t; ++t) {
@@ -394,14 +360,14 @@ static apr_status_t replace_records(restore_t *r, const char *name)
             return rv;
         }
         if ((*t)->has_id &&
-            jr_db_select(r->ctx->db, r->p, apr_pstrcat(r->p, "bk_seq_", (*t)->table, NULL), &rows,
+            jr_db_select(r->ctx->db, r->p, (*t)->seq, &rows,
                          JR_NOARGS) != APR_SUCCESS) {
             return broken(r, 500, "the identity sequences could not be reset");
         }
     }
-    if (exec0(r, "bk_files_count") != APR_SUCCESS ||
+    if (exec0(r, JR_Q_BK_FILES_COUNT) != APR_SUCCESS ||
         (r->ctx->db->dialect == JR_DB_PGSQL &&
-         (exec0(r, "bk_has_photo") != APR_SUCCESS || exec0(r, "bk_entry_counts") != APR_SUCCESS)) ||
+         (exec0(r, JR_Q_BK_HAS_PHOTO) != APR_SUCCESS || exec0(r, JR_Q_BK_ENTRY_COUNTS) != APR_SUCCESS)) ||
         touch_synced(r) != APR_SUCCESS || counting_triggers(r, 1) != APR_SUCCESS ||
         jr_audit_ref(r->ctx, "restore", "backup", name, NULL) != APR_SUCCESS ||
         jr_event(r->ctx, "backup.restored", 0, "backup", 0,

@@ -12,26 +12,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_bans[] = {
-    /* The address itself too: a ban written before IPv6 was banned by /64 still holds. */
-    {"ban_check",
-     "SELECT reason, expires_at FROM ip_bans WHERE ip IN (%s, %s)"
-     " AND (expires_at IS NULL OR expires_at > %s)",
-     NULL},
-    {"ban_upsert",
-     "INSERT INTO ip_bans (ip, reason, created_at, expires_at) VALUES (%s, %s, %s, %s)"
-     " ON CONFLICT (ip) DO UPDATE SET reason = excluded.reason,"
-     " created_at = excluded.created_at, expires_at = excluded.expires_at",
-     NULL},
-    {"bans_list",
-     "SELECT ip, reason, created_at, expires_at FROM ip_bans"
-     " WHERE expires_at IS NULL OR expires_at > %s ORDER BY created_at DESC, ip",
-     NULL},
-    {"ban_delete", "DELETE FROM ip_bans WHERE ip IN (%s, %s)", NULL},
-    {"bans_purge", "DELETE FROM ip_bans WHERE expires_at IS NOT NULL AND expires_at <= %s", NULL},
-    {NULL, NULL, NULL},
-};
-
 const char *jr_ip_subject(apr_pool_t *p, const char *ip)
 {
     struct in6_addr a;
@@ -46,7 +26,7 @@ const char *jr_ip_subject(apr_pool_t *p, const char *ip)
     return inet_ntop(AF_INET6, &a, buf, sizeof(buf)) ? apr_pstrcat(p, buf, "/64", NULL) : ip;
 }
 
-apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
+int jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res)
 {
     return jr_fail(res, ctx->pool, 403, "this IP address is banned; ask an administrator");
 }
@@ -57,10 +37,10 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
     if (!ctx->client_ip) {
         return 0;
     }
-    if (jr_db_select(ctx->db, ctx->pool, "ban_check", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BAN_CHECK, &rows,
                      JR_ARGS(ctx->client_ip, jr_ip_subject(ctx->pool, ctx->client_ip),
                              jr_now_iso(ctx->pool))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     if (rows->nrows > 0) {
@@ -70,34 +50,41 @@ int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res)
     return 0;
 }
 
+typedef struct {
+    const char *subject, *reason, *until;
+} ban_t;
+
+/* The ban's rows, in jr_tx_run's transaction: it stands whatever the request answers. */
+static apr_status_t ban_write(jr_ctx_t *ctx, void *baton)
+{
+    const ban_t *b = baton;
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p);
+    apr_status_t rv;
+    /* Expired rows are cleared whenever a ban is written: the table stays small. */
+    if ((rv = jr_db_exec(ctx->db, p, JR_Q_BANS_PURGE, NULL, JR_ARGS(now))) != APR_SUCCESS ||
+        (rv = jr_db_exec(ctx->db, p, JR_Q_BAN_UPSERT, NULL,
+                         JR_ARGS(b->subject, b->reason, now, b->until))) != APR_SUCCESS ||
+        (rv = jr_audit_ref(ctx, "ban", "ip", b->subject,
+                           jr_json_own(p, json_pack("[s]", b->reason)))) != APR_SUCCESS) {
+        return rv;
+    }
+    return jr_notify(ctx, "ban.created", 0, "ip_ban", 0, "IP address banned",
+                     apr_psprintf(p, "%s until %s (%s)", b->subject, b->until, b->reason));
+}
+
 apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration)
 {
     apr_pool_t *p = ctx->pool;
-    const char *now = jr_now_iso(p);
-    const char *until = jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration));
-    const char *subject = jr_ip_subject(p, ctx->client_ip);
+    ban_t b = {jr_ip_subject(p, ctx->client_ip), reason,
+               jr_iso_time(p, apr_time_now() + apr_time_from_sec(duration))};
     apr_status_t rv;
 
-    if (!subject) {
+    if (!b.subject) {
         return APR_EINVAL;
     }
-    if ((rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
-        return rv;
-    }
-    /* Expired rows are cleared whenever a ban is written: the table stays small. */
-    if ((rv = jr_db_exec(ctx->db, p, "bans_purge", NULL, JR_ARGS(now))) != APR_SUCCESS ||
-        (rv = jr_db_exec(ctx->db, p, "ban_upsert", NULL,
-                         JR_ARGS(subject, reason, now, until))) != APR_SUCCESS ||
-        (rv = jr_audit_ref(ctx, "ban", "ip", subject,
-                           jr_json_own(p, json_pack("[s]", reason)))) != APR_SUCCESS ||
-        (rv = jr_notify(ctx, "ban.created", 0, "ip_ban", 0, "IP address banned",
-                        apr_psprintf(p, "%s until %s (%s)", subject, until, reason))) !=
-            APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
-        return rv;
-    }
-    if ((rv = jr_db_commit(ctx->db)) == APR_SUCCESS) {
-        JR_LOG(JR03001, 0, "banned %s until %s (%s)", subject, until, reason);
+    if ((rv = jr_tx_run(ctx, ban_write, &b)) == APR_SUCCESS) {
+        JR_LOG(JR03001, 0, "banned %s until %s (%s)", b.subject, b.until, reason);
     }
     return rv;
 }
@@ -116,14 +103,14 @@ int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int win
     return jr_ban_add(ctx, reason, duration) == APR_SUCCESS;
 }
 
-apr_status_t jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
     json_t *out;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "bans_list", &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BANS_LIST, &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     out = json_array();
     for (i = 0; i < rows->nrows; ++i) {
@@ -149,28 +136,26 @@ static const char *unban_subject(apr_pool_t *p, const char *given)
     return jr_ip_subject(p, given);
 }
 
-apr_status_t jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+/* A lifted ban starts from a clean slate, or the next failure would ban again. */
+static void clear_failures(jr_ctx_t *ctx, void *subject)
+{
+    if (ctx->counters) {
+        ctx->counters->ops->fail_clear(ctx->counters, subject);
+    }
+}
+
+int jr_op_bans_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ip = apr_table_get(ctx->params, "ip"), *subject = unban_subject(p, ip);
     int n = 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "ban_delete", &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_BAN_DELETE, &n, JR_ARGS(ip, subject)) != APR_SUCCESS ||
         (n > 0 && jr_audit_ref(ctx, "unban", "ip", subject, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
         return jr_fail(res, p, 404, "no ban for %s", ip);
     }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    /* A lifted ban starts from a clean slate, or the next failure would ban again. */
-    if (ctx->counters) {
-        ctx->counters->ops->fail_clear(ctx->counters, subject);
-    }
+    jr_after_commit(ctx, clear_failures, (void *)subject);
     return jr_reply_ok(res, p);
 }

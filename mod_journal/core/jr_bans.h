@@ -20,7 +20,7 @@ const char *jr_ip_subject(apr_pool_t *p, const char *ip);
 int jr_ban_check(jr_ctx_t *ctx, jr_result_t *res);
 
 /* Fills res with the 403 of a banned caller. */
-apr_status_t jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res);
+int jr_ban_refuse(jr_ctx_t *ctx, jr_result_t *res);
 
 /* Bans the caller's subject (see jr_ip_subject) for duration seconds, in its own
  * transaction, audited. */

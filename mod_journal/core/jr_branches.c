@@ -7,35 +7,14 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define BRANCH_COLS "id, name, created_at, updated_at"
-
-const jr_stmt_def_t jr_stmts_branches[] = {
-    JR_SCOPED("branches_list", "SELECT " BRANCH_COLS " FROM branches WHERE ", "id",
-              " AND id > COALESCE(CAST(%s AS BIGINT), 0)"
-              " ORDER BY id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("branches_sync",
-              "SELECT " BRANCH_COLS ", updated_at AS sync_at, NULL AS sync_deleted_at"
-              " FROM branches WHERE ", "id", JR_SYNC_TAIL("updated_at", "id", "NULL")),
-    JR_SCOPED("branches_count", "SELECT COUNT(*) AS n FROM branches WHERE ", "id", ""),
-    {"branch_get", "SELECT " BRANCH_COLS " FROM branches WHERE id = " JR_INT, NULL},
-    {"branch_name_taken", "SELECT id FROM branches WHERE name = %s AND id <> CAST(%s AS BIGINT)",
-     NULL},
-    {"branch_insert",
-     "INSERT INTO branches (name, created_at, updated_at) VALUES (%s, %s, %s) RETURNING id", NULL},
-    {"branch_update", "UPDATE branches SET name = %s, updated_at = %s WHERE id = " JR_INT, NULL},
-    {"branch_delete", "DELETE FROM branches WHERE id = " JR_INT, NULL},
-    {"branch_group_count", "SELECT COUNT(*) AS n FROM study_groups WHERE branch_id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
-static const jr_field_t branch_fields[] = {
+const jr_field_t jr_fields_branch[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {NULL},
 };
 
 const jr_field_spec_t jr_fields_branches[] = {
-    {"POST /api/branches", branch_fields},
-    {"PUT /api/branches/:id", branch_fields},
+    {"POST /api/branches", jr_fields_branch},
+    {"PUT /api/branches/:id", jr_fields_branch},
     {NULL, NULL},
 };
 
@@ -50,7 +29,7 @@ static json_t *branch_json(const jr_rows_t *r, int i)
 static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
 {
     jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, "branch_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCH_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
     if (*rv != APR_SUCCESS || rows->nrows != 1 || !jr_branch_visible(ctx, id)) {
         return NULL;
     }
@@ -62,9 +41,9 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, branch_json(r, i)), NULL));
 }
 
-static const jr_sync_def_t branches_sync = {"branches", "branch", "branches_sync", sync_write};
+static const jr_sync_def_t branches_sync = {"branches", "branch", JR_Q_BRANCHES_SYNC, sync_write};
 
-apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *scope = ctx->who.branch_json;
@@ -79,13 +58,13 @@ apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         return jr_sync_list(ctx, res, &branches_sync);
     }
     if (jr_page_begin(ctx, res, "branches", 1, dflt, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "branches_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCHES_LIST, &rows,
                      JR_ARGS(scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "branches_count", &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        jr_db_select(ctx->db, p, JR_Q_BRANCHES_COUNT, &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     out = json_array();
     for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
@@ -94,15 +73,15 @@ apr_status_t jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_reply_list(ctx, res, out, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
-apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_status_t rv;
     json_t *b = branch_load(ctx, jr_param_id(ctx, "id"), &rv);
     if (rv != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (!b) {
-        return jr_fail(res, ctx->pool, 404, "branch not found");
+        return jr_err_not_found(ctx, res, "branch");
     }
     return jr_reply(res, ctx->pool, 200, json_incref(b));
 }
@@ -110,13 +89,13 @@ apr_status_t jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
 static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result_t *res)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "branch_name_taken", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCH_NAME_TAKEN, &rows,
                      JR_ARGS(name, jr_i64(ctx->pool, self))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 1;
     }
     if (rows->nrows > 0) {
-        jr_fail(res, ctx->pool, 409, "a branch named '%s' already exists", name);
+        jr_err_conflict(ctx, res, "a branch named '%s' already exists", name);
         return 1;
     }
     return 0;
@@ -124,75 +103,62 @@ static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result
 
 static const char *const conflict = "a branch with this name already exists";
 
-apr_status_t jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, branch_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     jr_rows_t *rows;
     long long id;
     apr_status_t rv;
     json_t *b;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     name = jr_json_trimmed(p, in, "name");
-    if (name_taken(ctx, name, 0, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (name_taken(ctx, name, 0, res)) {
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "branch_insert", &rows, JR_ARGS(name, now, now)) != APR_SUCCESS ||
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now)) != APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, conflict);
+        return jr_err_write(ctx, res, conflict);
     }
     id = jr_rows_int(rows, 0, "id", 0);
     if (jr_audit(ctx, "create", "branch", id, jr_json_own(p, json_pack("[s]", "name"))) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(b = branch_load(ctx, id, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 201, json_incref(b));
 }
 
-apr_status_t jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, branch_fields), *name;
+    const char *name;
     apr_status_t rv;
     json_t *b;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (!branch_load(ctx, id, &rv)) {
-        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
-                                 : jr_fail(res, p, 404, "branch not found");
+        return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "branch");
     }
     name = jr_json_trimmed(p, in, "name");
-    if (name_taken(ctx, name, id, res) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (name_taken(ctx, name, id, res)) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "branch_update", NULL, JR_ARGS(name, jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_BRANCH_UPDATE, NULL, JR_ARGS(name, jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "update", "branch", id, jr_json_own(p, json_pack("[s]", "name"))) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     if (!(b = branch_load(ctx, id, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, json_incref(b));
 }
 
-apr_status_t jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -200,28 +166,20 @@ apr_status_t jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     apr_status_t rv;
 
     if (!branch_load(ctx, id, &rv)) {
-        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
-                                 : jr_fail(res, p, 404, "branch not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "branch");
     }
     /* Checked inside the transaction so no group can slip in between. */
-    if (jr_db_select(ctx->db, p, "branch_group_count", &rows, JR_ARGS(jr_i64(p, id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_BRANCH_GROUP_COUNT, &rows, JR_ARGS(jr_i64(p, id))) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (jr_rows_int(rows, 0, "n", 0) > 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 409,
-                       "the branch still has groups (also in the trash): move or purge them first");
+        return jr_err_conflict(
+            ctx, res, "the branch still has groups (also in the trash): move or purge them first");
     }
-    if (jr_db_exec(ctx->db, p, "branch_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_BRANCH_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "branch", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

@@ -13,53 +13,13 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define MSG_COLS "id, tutor_id, sender_id, text, created_at"
-
-const jr_stmt_def_t jr_stmts_chat[] = {
-    {"chat_tutor", "SELECT id FROM users WHERE id = " JR_INT " AND role = 'tutor'", NULL},
-    /* Threads with their last message and the caller's unread count: the caller twice, then
-     * one tutor id (or NULL for all) twice. */
-    {"chat_threads",
-     "SELECT u.id AS tutor_id, u.username, m.id, m.sender_id, m.text, m.created_at,"
-     " (SELECT COUNT(*) FROM chat_messages x WHERE x.tutor_id = u.id AND x.id >"
-     " COALESCE((SELECT r.last_read_id FROM chat_reads r WHERE r.tutor_id = u.id"
-     " AND r.user_id = " JR_INT "), 0) AND (x.sender_id IS NULL OR x.sender_id <> " JR_INT
-     ")) AS unread"
-     " FROM users u LEFT JOIN chat_messages m ON m.id ="
-     " (SELECT MAX(id) FROM chat_messages WHERE tutor_id = u.id)"
-     " WHERE u.role = 'tutor' AND (CAST(%s AS BIGINT) IS NULL OR u.id = " JR_INT ")"
-     " ORDER BY COALESCE(m.id, 0) DESC, u.id",
-     NULL},
-    {"chat_messages",
-     "SELECT " MSG_COLS " FROM chat_messages WHERE tutor_id = " JR_INT
-     " AND (CAST(%s AS BIGINT) IS NULL OR id < " JR_INT ") ORDER BY id DESC LIMIT " JR_INT,
-     NULL},
-    {"chat_insert",
-     "INSERT INTO chat_messages (tutor_id, sender_id, text, created_at) VALUES (" JR_INT ", " JR_INT
-     ", %s, %s) RETURNING " MSG_COLS,
-     NULL},
-    {"chat_last", "SELECT COALESCE(MAX(id), 0) AS last FROM chat_messages WHERE tutor_id = " JR_INT,
-     NULL},
-    {"chat_read",
-     "INSERT INTO chat_reads (tutor_id, user_id, last_read_id) VALUES (" JR_INT ", " JR_INT ", " JR_INT
-     ") ON CONFLICT (tutor_id, user_id) DO UPDATE SET last_read_id = CASE WHEN"
-     " excluded.last_read_id > chat_reads.last_read_id THEN excluded.last_read_id"
-     " ELSE chat_reads.last_read_id END",
-     NULL},
-    {"chat_purge",
-     "DELETE FROM chat_messages WHERE id IN (SELECT id FROM chat_messages WHERE created_at < %s"
-     " ORDER BY id LIMIT 5000)",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
-static const jr_field_t message_fields[] = {
+const jr_field_t jr_fields_chat_message[] = {
     {.name = "text", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 4000},
     {NULL},
 };
 
 const jr_field_spec_t jr_fields_chat[] = {
-    {"POST /api/chat/threads/:tutorId/messages", message_fields},
+    {"POST /api/chat/threads/:tutorId/messages", jr_fields_chat_message},
     {NULL, NULL},
 };
 
@@ -80,22 +40,22 @@ static long long thread_of(jr_ctx_t *ctx, jr_result_t *res)
     long long tutor = jr_param_id(ctx, "tutorId");
     jr_rows_t *rows;
     if (ctx->who.role != JR_ROLE_ADMIN && tutor != ctx->who.user_id) {
-        jr_fail(res, ctx->pool, 404, "chat thread not found");
+        jr_err_not_found(ctx, res, "chat thread");
         return 0;
     }
-    if (jr_db_select(ctx->db, ctx->pool, "chat_tutor", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_CHAT_TUTOR, &rows,
                      JR_ARGS(jr_i64(ctx->pool, tutor))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows != 1) {
-        jr_fail(res, ctx->pool, 404, "chat thread not found");
+        jr_err_not_found(ctx, res, "chat thread");
         return 0;
     }
     return tutor;
 }
 
-apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *me = jr_i64(p, ctx->who.user_id);
@@ -107,9 +67,9 @@ apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     if (ctx->who.role != JR_ROLE_ADMIN && ctx->who.role != JR_ROLE_TUTOR) {
         return jr_fail(res, p, 403, "the chat is for tutors and admins");
     }
-    if (jr_db_select(ctx->db, p, "chat_threads", &rows, JR_ARGS(me, me, only, only)) !=
+    if (jr_db_select(ctx->db, p, JR_Q_CHAT_THREADS, &rows, JR_ARGS(me, me, only, only)) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
     jr_jw_arr(&w);
@@ -130,7 +90,7 @@ apr_status_t jr_op_chat_threads(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long tutor, limit, offset, before;
@@ -142,10 +102,10 @@ apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
         (before = jr_query_id(ctx, res, "before_id")) < 0) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "chat_messages", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_CHAT_MESSAGES, &rows,
                      JR_ARGS(jr_i64(p, tutor), jr_opt_i64(p, before), jr_opt_i64(p, before),
                              jr_i64(p, limit))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     /* The newest `limit` before before_id, oldest first: a page reads top to bottom. */
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
@@ -157,62 +117,52 @@ apr_status_t jr_op_chat_messages(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_chat_post(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_post(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, message_fields);
     long long tutor;
     jr_rows_t *rows;
     jr_jw_t w;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
+    if (!(tutor = thread_of(ctx, res))) {
+        return res->status;
     }
-    if (!(tutor = thread_of(ctx, res)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "chat_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_CHAT_INSERT, &rows,
                      JR_ARGS(jr_i64(p, tutor), jr_i64(p, ctx->who.user_id),
                              jr_json_trimmed(p, in, "text"), jr_now_iso(p))) != APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     jr_jw_init(&w, p, 512);
     write_message(&w, rows, 0);
     if (jr_event(ctx, "chat_message", 0, "chat_thread", tutor, jr_jw_done(&w, NULL)) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_raw(res, 201, jr_jw_done(&w, NULL), strlen(jr_jw_done(&w, NULL)));
 }
 
-apr_status_t jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long tutor, last;
     jr_rows_t *rows;
     const char *payload;
 
-    if (!(tutor = thread_of(ctx, res)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (!(tutor = thread_of(ctx, res))) {
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "chat_last", &rows, JR_ARGS(jr_i64(p, tutor))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+    if (jr_db_select(ctx->db, p, JR_Q_CHAT_LAST, &rows, JR_ARGS(jr_i64(p, tutor))) != APR_SUCCESS) {
+        return jr_err_write(ctx, res, NULL);
     }
     last = jr_rows_int(rows, 0, "last", 0);
     payload = jr_psprintf(p, "{\"tutor_id\":%lld,\"user_id\":%lld,\"last_read_id\":%lld}", tutor,
                           ctx->who.user_id, last);
-    if (jr_db_exec(ctx->db, p, "chat_read", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_CHAT_READ, NULL,
                    JR_ARGS(jr_i64(p, tutor), jr_i64(p, ctx->who.user_id), jr_i64(p, last))) !=
             APR_SUCCESS ||
         jr_event(ctx, "chat_read", 0, "chat_thread", tutor, payload) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_raw(res, 200, payload, strlen(payload));
 }
@@ -220,7 +170,7 @@ apr_status_t jr_op_chat_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 int jr_chat_purge(jr_ctx_t *ctx)
 {
     long long days;
-    int n = jr_purge_days(ctx, "chat_purge", "chat_retention_days", &days);
+    int n = jr_purge_days(ctx, JR_Q_CHAT_PURGE, JR_SETTING_CHAT_RETENTION_DAYS, &days);
     if (n > 0) {
         JR_LOG(JR09009, 0, "housekeeping removed %d chat messages older than %lld days", n, days);
     }

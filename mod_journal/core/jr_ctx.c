@@ -23,7 +23,7 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p)
     res->headers = apr_table_make(p, 4);
 }
 
-apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
 {
     va_list ap;
     char *msg;
@@ -36,29 +36,29 @@ apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fm
     res->body = NULL;
     res->streamed = 0;
     apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
+int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
 {
     res->status = status;
     res->json = jr_json_own(p, json);
     res->body = NULL;
     res->streamed = 0;
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
+int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
 {
     res->status = status;
     res->json = NULL;
     res->body = body;
     res->body_len = len;
     res->streamed = 0;
-    return APR_SUCCESS;
+    return status;
 }
 
-apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p)
+int jr_reply_ok(jr_result_t *res, apr_pool_t *p)
 {
     return jr_reply(res, p, 200, json_pack("{s:b}", "ok", 1));
 }
@@ -158,38 +158,8 @@ apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr)
     return ids;
 }
 
-apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res)
-{
-    apr_status_t rv = jr_db_begin(ctx->db);
-    if (rv != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database busy, try again");
-    }
-    return rv;
-}
-
-apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res)
-{
-    apr_status_t rv = jr_db_commit(ctx->db);
-    if (rv != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database busy, try again");
-    }
-    return rv;
-}
-
-apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
-{
-    int unique = jr_db_unique_violation(ctx->db);
-    jr_db_rollback(ctx->db);
-    if (unique && conflict_msg) {
-        jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
-        jr_error_code(res, "duplicate");
-        return APR_SUCCESS;
-    }
-    return jr_fail(res, ctx->pool, 500, "internal error");
-}
-
-apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
-                           long long limit, long long offset)
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset)
 {
     if (ctx->iface == JR_IF_V1) {
         json_t *env = json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
@@ -202,13 +172,13 @@ apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long 
     return jr_reply(res, ctx->pool, 200, items);
 }
 
-apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
+int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
 {
     size_t len;
     const char *body = jr_jw_done(w, &len);
     jr_reply_raw(res, status, body, len);
     res->streamed = jr_jw_streamed(w);
-    return APR_SUCCESS;
+    return status;
 }
 
 void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
@@ -224,8 +194,8 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
     jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
 }
 
-apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
-                            long long limit, long long offset)
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset)
 {
     jr_jw_arr_end(w);
     if (ctx->iface == JR_IF_V1) {
@@ -236,4 +206,121 @@ apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long lo
         jr_jw_obj_end(w);
     }
     return jr_reply_jw(res, 200, w);
+}
+
+typedef struct {
+    jr_hook_fn *fn;
+    void *baton;
+    int on_commit; /* 1: after a commit, 0: after a rollback */
+} hook_t;
+
+static void hook_add(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton, int on_commit)
+{
+    hook_t *h;
+    if (!ctx->hooks) {
+        ctx->hooks = apr_array_make(ctx->pool, 2, sizeof(hook_t));
+    }
+    h = apr_array_push(ctx->hooks);
+    h->fn = fn;
+    h->baton = baton;
+    h->on_commit = on_commit;
+}
+
+void jr_after_commit(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton)
+{
+    hook_add(ctx, fn, baton, 1);
+}
+
+void jr_on_rollback(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton)
+{
+    hook_add(ctx, fn, baton, 0);
+}
+
+void jr_hooks_run(jr_ctx_t *ctx, int committed)
+{
+    apr_array_header_t *hooks = ctx->hooks;
+    int i;
+    ctx->hooks = NULL;
+    for (i = 0; hooks && i < hooks->nelts; ++i) {
+        const hook_t *h = &APR_ARRAY_IDX(hooks, i, hook_t);
+        if (h->on_commit == committed) {
+            h->fn(ctx, h->baton);
+        }
+    }
+}
+
+apr_status_t jr_tx_run(jr_ctx_t *ctx, jr_tx_fn *fn, void *baton)
+{
+    /* Called while the road's transaction is armed and not yet begun, it must leave it armed:
+     * its commit or rollback ends the lazy state. */
+    int armed = ctx->db->tx_lazy && !ctx->db->in_tx;
+    apr_status_t rv = jr_db_begin(ctx->db);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = fn(ctx, baton)) != APR_SUCCESS) {
+        jr_db_rollback(ctx->db);
+    } else if ((rv = jr_db_commit(ctx->db)) != APR_SUCCESS) {
+        jr_db_rollback(ctx->db);
+    }
+    if (armed) {
+        jr_db_begin_lazy(ctx->db);
+    }
+    return rv;
+}
+
+int jr_err_db(jr_ctx_t *ctx, jr_result_t *res)
+{
+    return jr_fail(res, ctx->pool, 503, "database unavailable");
+}
+
+int jr_err_busy(jr_ctx_t *ctx, jr_result_t *res)
+{
+    return jr_fail(res, ctx->pool, 503, "database busy, try again");
+}
+
+int jr_err_internal(jr_ctx_t *ctx, jr_result_t *res)
+{
+    return jr_fail(res, ctx->pool, 500, "internal error");
+}
+
+int jr_err_not_found(jr_ctx_t *ctx, jr_result_t *res, const char *noun)
+{
+    return jr_fail(res, ctx->pool, 404, "%s not found", noun);
+}
+
+int jr_err_conflict(jr_ctx_t *ctx, jr_result_t *res, const char *fmt, ...)
+{
+    va_list ap;
+    const char *msg;
+    va_start(ap, fmt);
+    msg = jr_pvsprintf(ctx->pool, fmt, ap);
+    va_end(ap);
+    return jr_fail(res, ctx->pool, 409, "%s", msg);
+}
+
+int jr_err_invalid(jr_ctx_t *ctx, jr_result_t *res, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    const char *msg;
+    (void)field;
+    va_start(ap, fmt);
+    msg = jr_pvsprintf(ctx->pool, fmt, ap);
+    va_end(ap);
+    return jr_fail(res, ctx->pool, 400, "%s", msg);
+}
+
+int jr_err_body(jr_ctx_t *ctx, jr_result_t *res, const char *msg)
+{
+    return jr_fail(res, ctx->pool, 400, "%s", msg);
+}
+
+int jr_err_write(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
+{
+    if (conflict_msg && jr_db_unique_violation(ctx->db)) {
+        jr_fail(res, ctx->pool, 409, "%s", conflict_msg);
+        jr_error_code(res, "duplicate");
+        return res->status;
+    }
+    return jr_err_internal(ctx, res);
 }

@@ -88,6 +88,8 @@ typedef struct jr_ctx {
     jr_jw_flush_fn *flush;
     void *flush_baton;
     struct jr_page *page; /* a list's page (jr_cursor.h): has_more, next_cursor */
+    apr_array_header_t *hooks; /* run when the road's transaction ends (jr_road.h) */
+    const char *allow;         /* no route for the method: the methods the path has */
 } jr_ctx_t;
 
 /* A file to send instead of JSON: the host streams it (Range and conditional requests
@@ -115,14 +117,13 @@ typedef struct {
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);
 
-/* Fills res with {"error": message}. Always returns APR_SUCCESS: the operation succeeded in
- * producing an answer. */
-apr_status_t jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
+/* Fills res with {"error": message}. Returns status: what the operation answered. */
+int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-apr_status_t jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
-apr_status_t jr_reply_ok(jr_result_t *res, apr_pool_t *p);
+int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
+int jr_reply_ok(jr_result_t *res, apr_pool_t *p);
 /* An answer already serialised (jr_jw). */
-apr_status_t jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
+int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
 
 /* An integer path parameter (the router guarantees its form). */
 long long jr_param_id(const jr_ctx_t *ctx, const char *name);
@@ -156,17 +157,6 @@ apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type
 apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_type,
                           const char *entity_ref, const json_t *changes);
 
-/* Starts a write transaction; on failure fills res with a 503. Returns APR_SUCCESS or not. */
-apr_status_t jr_tx_begin(jr_ctx_t *ctx, jr_result_t *res);
-/* Commits; on failure rolls back and fills res with a 503. */
-apr_status_t jr_tx_commit(jr_ctx_t *ctx, jr_result_t *res);
-
-/* Answers a failed statement inside a transaction: rolls back and fills res with 409 when
- * it was a unique violation and conflict_msg is given, else 500. */
-apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg);
-
-
-
 /* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
  * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
  * the writer hand its bytes to ctx->flush: res's status and headers must not change after
@@ -175,13 +165,47 @@ apr_status_t jr_tx_fail(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_ms
  * can only cut the response short. */
 void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total);
 /* Answers with the writer's finished document. */
-apr_status_t jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
-apr_status_t jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
-                            long long limit, long long offset);
+int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset);
 
 /* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an
  * X-Total-Count header on /api. Takes ownership of items. */
-apr_status_t jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total,
-                           long long limit, long long offset);
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset);
+
+/* ---- the road's services to operations (the road itself: jr_road.h) ---- */
+
+/* Called once the request's writes are committed (files replaced or deleted can go), or,
+ * for jr_on_rollback, once they are undone (a file stored for them goes). On a route that
+ * does not write, the first kind runs when the answer is a success, the second otherwise. */
+typedef void jr_hook_fn(jr_ctx_t *ctx, void *baton);
+void jr_after_commit(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton);
+void jr_on_rollback(jr_ctx_t *ctx, jr_hook_fn *fn, void *baton);
+
+/* fn in a transaction of its own, committed when it returns APR_SUCCESS and rolled back
+ * otherwise. Never inside the road's transaction of a writing route. */
+typedef apr_status_t jr_tx_fn(jr_ctx_t *ctx, void *baton);
+apr_status_t jr_tx_run(jr_ctx_t *ctx, jr_tx_fn *fn, void *baton);
+
+/* The standard answers. Each fills res and returns its status. */
+int jr_err_db(jr_ctx_t *ctx, jr_result_t *res);       /* 503 */
+int jr_err_busy(jr_ctx_t *ctx, jr_result_t *res);     /* 503, retry */
+int jr_err_internal(jr_ctx_t *ctx, jr_result_t *res); /* 500 */
+/* 404 "<noun> not found" */
+int jr_err_not_found(jr_ctx_t *ctx, jr_result_t *res, const char *noun);
+int jr_err_conflict(jr_ctx_t *ctx, jr_result_t *res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4))); /* 409 */
+/* 400 about one field of the input (field is kept for a machine-readable error later). */
+int jr_err_invalid(jr_ctx_t *ctx, jr_result_t *res, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A 400 with the message of a body check (jr_json_validate), which names the field. */
+int jr_err_body(jr_ctx_t *ctx, jr_result_t *res, const char *msg);
+/* A write statement failed: 409 conflict_msg when it was a unique violation and a message is
+ * given, 500 otherwise. The road rolls the transaction back. */
+int jr_err_write(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg);
+
+/* Runs the hooks of the request's end (committed: 1 after a commit, 0 after a rollback). */
+void jr_hooks_run(jr_ctx_t *ctx, int committed);
 
 #endif

@@ -74,17 +74,9 @@ typedef struct {
     /* Statement over the records: args scope, scope, position time, position id,
      * settle time, include_deleted (0/1), row count; columns sync_at, id, sync_deleted_at
      * and the list's own (JR_SYNC_TAIL builds its end). */
-    const char *stmt;
+    jr_stmt_id_t stmt;
     jr_sync_write_fn *write;
 } jr_sync_def_t;
-
-/* The end of a sync statement, after the caller's scope: at is the record's change time, id
- * its id, del its deletion time (NULL for lists without soft delete). The position is a row
- * value, so an index on (at, id) starts the walk there. */
-#define JR_SYNC_TAIL(at, id, del)                                                           \
-    " AND (" at ", " id ") > (%s, CAST(%s AS BIGINT))"                                      \
-    " AND " at " <= %s AND (CAST(%s AS BIGINT) = 1 OR " del " IS NULL)"                      \
-    " ORDER BY " at ", " id " LIMIT CAST(%s AS BIGINT)"
 
 /* 1 when the request asks for a sync (updated_since, or a sync cursor). */
 int jr_sync_wanted(jr_ctx_t *ctx);

@@ -11,19 +11,6 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_sync[] = {
-    {"sync_tombstones",
-     "SELECT record_id AS id, deleted_at AS sync_at, deleted_at AS sync_deleted_at"
-     " FROM deleted_records WHERE entity = %s"
-     " AND (branch_id IS NULL OR CAST(%s AS TEXT) IS NULL OR branch_id IN "
-     JR_IN_JSON_SQLITE ")" JR_SYNC_TAIL("deleted_at", "record_id", "NULL"),
-     "SELECT record_id AS id, deleted_at AS sync_at, deleted_at AS sync_deleted_at"
-     " FROM deleted_records WHERE entity = %s"
-     " AND (branch_id IS NULL OR CAST(%s AS TEXT) IS NULL OR branch_id IN "
-     JR_IN_JSON_PG ")" JR_SYNC_TAIL("deleted_at", "record_id", "NULL")},
-    {NULL, NULL, NULL},
-};
-
 /* Where a sync continues from, and what it includes. */
 typedef struct {
     const char *at; /* UTC "YYYY-MM-DDTHH:MM:SSZ" */
@@ -137,17 +124,17 @@ static int sync_params(jr_ctx_t *ctx, jr_result_t *res, const char *list, sync_p
     return 0;
 }
 
-static apr_status_t run(jr_ctx_t *ctx, const char *label, const char *entity,
+static apr_status_t run(jr_ctx_t *ctx, jr_stmt_id_t id, const char *entity,
                         const sync_pos_t *pos, const char *until, jr_rows_t **out)
 {
     apr_pool_t *p = ctx->pool;
     const char *scope = ctx->who.branch_json, *n = jr_i64(p, pos->limit + 1);
     const char *del = pos->deleted ? "1" : "0";
     if (entity) {
-        return jr_db_select(ctx->db, p, label, out,
+        return jr_db_select(ctx->db, p, id, out,
                             JR_ARGS(entity, scope, scope, pos->at, pos->id, until, del, n));
     }
-    return jr_db_select(ctx->db, p, label, out,
+    return jr_db_select(ctx->db, p, id, out,
                         JR_ARGS(scope, scope, pos->at, pos->id, until, del, n));
 }
 
@@ -209,8 +196,8 @@ apr_status_t jr_sync_list(jr_ctx_t *ctx, jr_result_t *res, const jr_sync_def_t *
         return APR_SUCCESS;
     }
     if (run(ctx, def->stmt, NULL, &pos, until, &recs) != APR_SUCCESS ||
-        (pos.deleted && run(ctx, "sync_tombstones", def->entity, &pos, until, &t) != APR_SUCCESS)) {
-        return jr_fail(res, p, 503, "database unavailable");
+        (pos.deleted && run(ctx, JR_Q_SYNC_TOMBSTONES, def->entity, &pos, until, &t) != APR_SUCCESS)) {
+        return jr_err_db(ctx, res);
     }
     if (pos.deleted) {
         tombs = t;

@@ -1,29 +1,49 @@
-/* Database access over apr_dbd: prepared statements by label, materialised results,
- * explicit transactions. The same code runs on SQLite and PostgreSQL. */
+/* Database access on a pooled apr_dbd connection: the catalogue's statements by id (jr_stmts.h),
+ * results as text, explicit transactions. Two backends behind one function table
+ * (jr_db_sqlite.c, jr_db_pgsql.c) run the statements natively on the connection's own handle;
+ * the code above them is the same for both. */
 #ifndef JR_DB_H
 #define JR_DB_H
 
 #include <apr_dbd.h>
-#include <apr_hash.h>
 #include <apr_pools.h>
 
-typedef enum {
-    JR_DB_SQLITE = 1,
-    JR_DB_PGSQL = 2
-} jr_dialect_e;
+#include "jr_stmts.h"
 
 /* The module's own prepared statements on one connection (see jr_db_attach). */
 typedef struct jr_stmt_cache jr_stmt_cache_t;
+/* One database engine's implementation (jr_db_backend.h). */
+typedef struct jr_db_backend jr_db_backend_t;
+
+/* What a failed statement was, from the engine's own code (SQLite's extended result code,
+ * PostgreSQL's SQLSTATE), never from its message. */
+typedef enum {
+    JR_DB_OK = 0,
+    JR_DB_E_OTHER,       /* anything else: a bug, a broken schema, the disk */
+    JR_DB_E_UNIQUE,      /* a unique or primary key violation */
+    JR_DB_E_FOREIGN_KEY, /* a reference to a row that does not exist, or a row still referenced */
+    JR_DB_E_CONSTRAINT,  /* another constraint (NOT NULL, CHECK) */
+    JR_DB_E_BUSY,        /* a lock, a serialization failure, a deadlock, a timeout: try again */
+    JR_DB_E_GONE         /* the connection was lost */
+} jr_db_error_e;
 
 typedef struct jr_db {
+    const jr_db_backend_t *be;
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
+    void *native; /* sqlite3 * or PGconn *, from apr_dbd_native_handle */
     jr_stmt_cache_t *cache;
-    apr_hash_t *prepared; /* the cache's table: label -> sqlite3_stmt* or apr_dbd_prepared_t* */
     apr_pool_t *pool;
     jr_dialect_e dialect;
     int in_tx;
-    const char *last_error; /* message of the last failed statement, for logs only */
+    int tx_lazy; /* jr_db_begin_lazy: the first writing statement begins the transaction */
+    /* The last failure: its class, the engine's code, and its message for logs (never data
+     * of a request: the messages name statements, tables and constraints). */
+    jr_db_error_e error;
+    int native_code;   /* SQLite: the extended result code */
+    char sqlstate[6];  /* PostgreSQL: the SQLSTATE, "" otherwise */
+    const char *last_error;
+    char errbuf[240];
 } jr_db_t;
 
 /* Rows of a select: every value is text; NULL stands for SQL NULL. */
@@ -39,8 +59,9 @@ typedef struct {
     (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), (const char *[]){__VA_ARGS__}
 #define JR_NOARGS 0, NULL
 
-/* Process-wide SQLite setup, before any connection opens: multi-thread mode (no mutex per
- * connection call; each pooled connection serves one thread at a time). */
+/* Process-wide setup, before any connection opens and before threads start: the statement
+ * catalogue (jr_stmts_init) and SQLite's multi-thread mode (no mutex per connection call; each
+ * pooled connection serves one thread at a time). */
 void jr_db_global_init(void);
 
 /* Dialect of a driver name ("sqlite3", "pgsql"); 0 when unsupported. */
@@ -51,21 +72,31 @@ jr_dialect_e jr_db_dialect_of(const char *driver_name);
  * its statements apart, in a cache of its own attached to the connection, and only ever
  * finalizes what it prepared itself.
  *
- * jr_db_attach prepares every statement of the catalog on a new pooled connection, into a
- * subpool of stmt_pool, which must be destroyed before the connection closes (the pool mod_dbd
- * passes to its post_connect hook); conn_pool is the connection's own pool (ap_dbd_t.pool),
- * where jr_db_use finds the cache. */
+ * jr_db_attach reads the connection's schema version, then prepares every statement of the
+ * catalogue on a new pooled connection, into a subpool of stmt_pool, which must be destroyed
+ * before the connection closes (the pool mod_dbd passes to its post_connect hook); conn_pool is
+ * the connection's own pool (ap_dbd_t.pool), where jr_db_use finds the cache. A schema older
+ * than the module's (JournalMigrate Off, no migration run) prepares nothing: the connection
+ * gets a cache that says so (JR01030), and serves nothing (jr_db_refusal). */
 apr_status_t jr_db_attach(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *conn_pool,
                           apr_pool_t *stmt_pool);
 
 /* Wraps a pooled connection for one user of it (a request), allocating from p. NULL (logged)
  * when the module's statements are not available on it. Prepares them when the connection has
- * none yet (their preparation failed when it opened), and, on PostgreSQL, again when libpq
- * reset the connection after a failure (a new server session has no prepared statements).
- * The wrapper rolls back an open transaction when p is cleared, so a failed request never
- * returns a connection to the pool mid-transaction. */
+ * none yet (their preparation failed when it opened, JR01021), when its schema was behind and
+ * has been migrated since, and on PostgreSQL again when libpq reset the connection after a
+ * failure (a new server session has no prepared statements, JR01008). The wrapper rolls back
+ * an open transaction when p is cleared, so a failed request never returns a connection to
+ * the pool mid-transaction. */
 jr_db_t *jr_db_use(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
                    apr_pool_t *conn_pool);
+
+/* Why requests cannot be served on db (NULL: they can): "database unavailable" without a
+ * connection, the schema message when the schema is older than the module. */
+const char *jr_db_refusal(const jr_db_t *db);
+
+/* 1 when db's schema is older than the module's (*have and *need then hold both versions). */
+int jr_db_schema_behind(const jr_db_t *db, int *have, int *need);
 
 /* SQLite: connections that SQLite opens to this database file (mod_dbd's, the CLI's) get the
  * foreign-key setting when they open, before anyone prepares a statement on them. Turning it on
@@ -88,33 +119,44 @@ void jr_db_close(jr_db_t *db);
 apr_status_t jr_db_revalidate(jr_db_t *db);
 
 /* A select fails (logged, APR_EGENERAL) when a value could not be read (SQLite ran out of memory
- * converting it to text): such a NULL is never mistaken for SQL NULL. */
-apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, const char *label, jr_rows_t **out,
+ * converting it to text): such a NULL is never mistaken for SQL NULL. nargs must be the
+ * statement's number of placeholders. */
+apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_rows_t **out,
                           int nargs, const char **args);
-apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, const char *label, int *nrows, int nargs,
+apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int *nrows, int nargs,
                         const char **args);
 
-/* Calls fn for each row of a select without materialising the result: row[c] is column c
- * as text (NULL for SQL NULL), valid only during the call (on SQLite it points into the
- * statement's own buffers). shape carries the column names (nrows 0). A non-zero return of
- * fn stops the loop. */
+/* Calls fn for each row of a select without holding the result in memory: row[c] is column c
+ * as text (NULL for SQL NULL), valid only during the call (it points into SQLite's statement
+ * or into PostgreSQL's one-row result: libpq's single-row mode). shape carries the column names
+ * (nrows 0). A non-zero return of fn stops the calls (on PostgreSQL the rest of the result is
+ * read and dropped, so the connection is left idle). A failure after some rows (a connection
+ * lost mid-result) is a failure: the caller must not take what it saw for the whole result. */
 typedef int jr_row_fn(void *baton, const jr_rows_t *shape, const char *const *row);
-apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, const char *label, jr_row_fn *fn,
+apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_row_fn *fn,
                                void *baton, int nargs, const char **args);
 
 /* Test seam, set only by unit tests: when not NULL, column text is fetched through it instead of
- * sqlite3_column_text, so a test can make the read of a value fail (see jr_db.c, sq_row). */
+ * sqlite3_column_text, so a test can make the read of a value fail (see jr_db_sqlite.c). */
 struct sqlite3_stmt;
 typedef const unsigned char *jr_db_column_text_fn(struct sqlite3_stmt *st, int col);
 extern jr_db_column_text_fn *jr_db_test_column_text;
 
 /* Write transactions: BEGIN IMMEDIATE on SQLite so the write lock is taken up front. */
 apr_status_t jr_db_begin(jr_db_t *db);
+/* A transaction that begins at the first statement that writes (jr_stmt_writes): reads before
+ * it, and work that needs no database (a password hash, storing an upload), hold no write lock.
+ * jr_db_commit and jr_db_rollback end it whether or not it began. */
+void jr_db_begin_lazy(jr_db_t *db);
 apr_status_t jr_db_commit(jr_db_t *db);
 void jr_db_rollback(jr_db_t *db);
 
-/* Runs a plain statement without parameters (health checks). */
+/* Checks the connection (apr_dbd_check_conn: libpq resets a broken one) and runs a plain
+ * statement without parameters (health checks). */
 apr_status_t jr_db_ping(jr_db_t *db);
+
+/* The class of the last failure on db (JR_DB_OK after a success). */
+jr_db_error_e jr_db_error(const jr_db_t *db);
 
 /* 1 when the last failure was a unique-constraint violation. */
 int jr_db_unique_violation(const jr_db_t *db);

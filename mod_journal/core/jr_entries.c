@@ -16,82 +16,10 @@
 #include "jr_time.h"
 #include "jr_util.h"
 
-#define ENTRY_COLS                                                                          \
-    "e.id, e.student_name, e.student_id, e.group_id, e.branch_id, e.description,"           \
-    " e.module_id, m.name AS module_name, e.ai_status, e.created_at, e.updated_at,"         \
-    " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"  \
-    " e.ai_checked_at, e.ai_error"
-#define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
-/* Filters: group, branch, module, student id, student name, from, to, search (x2). */
-#define ENTRY_FILTER(LIKE)                                                                  \
-    " WHERE e.deleted_at IS NULL"                                                           \
-    " AND (CAST(%s AS BIGINT) IS NULL OR e.group_id = CAST(%s AS BIGINT))"                  \
-    " AND (CAST(%s AS BIGINT) IS NULL OR e.branch_id = CAST(%s AS BIGINT))"                 \
-    " AND (CAST(%s AS BIGINT) IS NULL OR e.module_id = CAST(%s AS BIGINT))"                 \
-    " AND (CAST(%s AS BIGINT) IS NULL OR e.student_id = CAST(%s AS BIGINT))"                \
-    " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = lower(%s))"                  \
-    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                 \
-    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                  \
-    " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"              \
-    " OR e.description " LIKE " %s ESCAPE '\\') AND "
-/* The cursor's position (the last id seen; none on a first page), then the page. A plain range
- * on the id, so the index walk starts at the position instead of filtering from the top. */
-#define ENTRY_PAGE                                                                          \
-    " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                        \
-    " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
-
-const jr_stmt_def_t jr_stmts_entries[] = {
-    /* The hot path: no filter but the caller's branches, the total from entry_counts. */
-    JR_SCOPED("entries_list_plain",
-              "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.deleted_at IS NULL AND ", "e.branch_id",
-              ENTRY_PAGE),
-    JR_SCOPED("entries_total_plain", "SELECT COALESCE(SUM(live), 0) AS n FROM entry_counts WHERE ",
-              "branch_id", ""),
-    {"entries_list",
-     "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id") ENTRY_PAGE,
-     "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id") ENTRY_PAGE},
-    {"entries_count",
-     "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),
-     "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id")},
-    JR_SCOPED("entries_sync",
-              "SELECT " ENTRY_COLS ", e.updated_at AS sync_at, e.deleted_at AS sync_deleted_at"
-              ENTRY_FROM " WHERE ", "e.branch_id",
-              JR_SYNC_TAIL("e.updated_at", "e.id", "e.deleted_at")),
-    {"entry_get", "SELECT " ENTRY_COLS ", e.deleted_at" ENTRY_FROM " WHERE e.id = " JR_INT, NULL},
-    {"entry_scope",
-     "SELECT branch_id, group_id, deleted_at FROM entries WHERE id = " JR_INT, NULL},
-    {"group_scope",
-     "SELECT branch_id, deleted_at FROM study_groups WHERE id = " JR_INT, NULL},
-    {"entry_insert",
-     "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"
-     " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"
-     " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT ", "
-     JR_INT ") RETURNING id",
-     NULL},
-    {"entry_update",
-     "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","
-     " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"
-     " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"entry_soft_delete",
-     "UPDATE entries SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"entry_set_ai_status", "UPDATE entries SET ai_status = %s WHERE id = " JR_INT, NULL},
-    {"entry_ai_revert",
-     "UPDATE entries SET description = description_original, ai_status = 'reverted',"
-     " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL"
-     " AND description_original IS NOT NULL",
-     NULL},
-    {"entries_move_branch",
-     "UPDATE entries SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 #define DESCRIPTION_MAX 20000
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_entry_create[] = {
     {.name = "student_name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -99,7 +27,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_entry_update[] = {
     {.name = "student_name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = DESCRIPTION_MAX},
@@ -108,15 +36,15 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_entries[] = {
-    {"POST /api/entries", create_fields},
-    {"PUT /api/entries/:id", update_fields},
+    {"POST /api/entries", jr_fields_entry_create},
+    {"PUT /api/entries/:id", jr_fields_entry_update},
     {NULL, NULL},
 };
 
 int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "entry_scope", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRY_SCOPE, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -136,7 +64,7 @@ int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long lon
 int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "group_scope", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_GROUP_SCOPE, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -152,8 +80,7 @@ int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
 
 apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char *what)
 {
-    return rc < 0 ? jr_fail(res, ctx->pool, 503, "database unavailable")
-                  : jr_fail(res, ctx->pool, 404, "%s not found", what);
+    return rc < 0 ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, what);
 }
 
 /* Column indexes of an entry row, resolved once per result. */
@@ -239,18 +166,18 @@ static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *
     return 0;
 }
 
-static apr_status_t reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     entry_cols_t cols;
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, "entry_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, ctx->pool, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
@@ -269,7 +196,7 @@ static int date_bound(jr_ctx_t *ctx, jr_result_t *res, const char *name, int upp
         return 0;
     }
     if (jr_tz_day_bounds(ctx->pool, jr_setting_timezone(ctx), v, &start, &end) != 0) {
-        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        jr_err_invalid(ctx, res, name, "%s must be a date YYYY-MM-DD", name);
         return -1;
     }
     *out = upper ? end : start;
@@ -283,9 +210,9 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     entry_write(w, r->rows[i], &cols);
 }
 
-static const jr_sync_def_t entries_sync = {"entries", "entry", "entries_sync", sync_write};
+static const jr_sync_def_t entries_sync = {"entries", "entry", JR_Q_ENTRIES_SYNC, sync_write};
 
-apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group, branch, module, student;
@@ -308,7 +235,7 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         date_bound(ctx, res, "date_from", 0, &from) != 0 ||
         date_bound(ctx, res, "date_to", 1, &to) != 0 ||
         jr_page_begin(ctx, res, "entries", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     limit = pg.limit;
     offset = pg.offset;
@@ -325,27 +252,27 @@ apr_status_t jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
 #define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, offset)
     /* The hot path (no filter) counts from entry_counts. */
     plain = !g && !b && !m && !s && !name && !from && !to && !pat;
-    if ((plain ? jr_db_select(ctx->db, p, "entries_total_plain", &count, JR_ARGS(scope, scope))
-               : jr_db_select(ctx->db, p, "entries_count", &count, JR_ARGS(ENTRY_ARGS))) !=
+    if ((plain ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count, JR_ARGS(scope, scope))
+               : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count, JR_ARGS(ENTRY_ARGS))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    if ((plain ? jr_db_select_each(ctx->db, p, "entries_list_plain", stream_entry, &es,
+    if ((plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
                                    JR_ARGS(scope, scope, PAGE_ARGS))
-               : jr_db_select_each(ctx->db, p, "entries_list", stream_entry, &es,
+               : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
                                    JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
 #undef ENTRY_ARGS
 #undef PAGE_ARGS
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
@@ -353,7 +280,7 @@ apr_status_t jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
 /* The AI check of an entry: status pending (an ai_status event) and an open job. */
 static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
 {
-    if (jr_db_exec(ctx->db, ctx->pool, "entry_set_ai_status", NULL,
+    if (jr_db_exec(ctx->db, ctx->pool, JR_Q_ENTRY_SET_AI_STATUS, NULL,
                    JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS ||
         jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
         return APR_EGENERAL;
@@ -376,19 +303,21 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
     /* An entry keeps its group even while that group is in the trash; a new group must be
      * live and visible. */
     if (e->group_id != old_group && (rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
-        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
-               : jr_fail(res, p, 400, "group_id: group %lld does not exist", e->group_id);
+        rc < 0 ? jr_err_db(ctx, res)
+               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                e->group_id);
         return -1;
     }
     if (e->module_id && (rc = jr_module_exists(ctx, e->module_id, NULL)) != 1) {
-        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
-               : jr_fail(res, p, 400, "module_id: module %lld does not exist", e->module_id);
+        rc < 0 ? jr_err_db(ctx, res)
+               : jr_err_invalid(ctx, res, "module_id", "module_id: module %lld does not exist",
+                                e->module_id);
         return -1;
     }
-    if (jr_db_select(ctx->db, p, "student_match", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_MATCH, &rows,
                      JR_ARGS(jr_i64(p, e->group_id), jr_student_key(p, e->student_name))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     e->student_id = rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
@@ -397,29 +326,26 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
 
 static int checks_on(jr_ctx_t *ctx)
 {
-    return jr_setting_on(ctx, "entry_ai_enabled");
+    return jr_setting_on(ctx, JR_SETTING_ENTRY_AI_ENABLED);
 }
 
-apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    const char *now = jr_now_iso(p);
     entry_input_t e;
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
     e.group_id = jr_json_int(in, "group_id", 0);
     e.module_id = jr_json_int(in, "module_id", 0);
     e.description = jr_json_str(in, "description", "");
-    if (check_entry(ctx, res, &e, 0) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (check_entry(ctx, res, &e, 0) != 0) {
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "entry_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_INSERT, &rows,
                      JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
                              jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), NULL,
                              now, now, jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
@@ -429,33 +355,27 @@ apr_status_t jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
             APR_SUCCESS ||
         (checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_entry(ctx, res, 201, id);
 }
 
-apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    const char *status;
     json_t *mod = json_object_get(in, "module_id");
     entry_input_t e;
     jr_rows_t *rows;
     int changed_text;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
-    if (jr_db_select(ctx->db, p, "entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
@@ -467,29 +387,23 @@ apr_status_t jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                                                       : jr_rows_get(rows, 0, "description");
     e.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
     if (check_entry(ctx, res, &e, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     changed_text = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0;
     status = jr_rows_get(rows, 0, "ai_status");
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "entry_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_UPDATE, NULL,
                    JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
                            jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
         (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_entry(ctx, res, 200, id);
 }
 
-apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -499,26 +413,19 @@ apr_status_t jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     if ((rc = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
         return jr_not_visible(ctx, res, rc, "entry");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "entry_soft_delete", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "entry", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "entry not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "entry");
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), branch = 0;
@@ -526,50 +433,39 @@ apr_status_t jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     if ((rc = jr_entry_visible(ctx, id, &branch, NULL)) != 1) {
         return jr_not_visible(ctx, res, rc, "entry");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (queue_check(ctx, id, branch) != APR_SUCCESS ||
         jr_audit(ctx, "recheck", "entry", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }
 
 /* Returns an entry rewritten by the AI check to the tutor's text (description_original
  * stays, as for lesson reports). */
-apr_status_t jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     int n = 0;
-    if (jr_db_select(ctx->db, p, "entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "entry not found");
+        return jr_err_not_found(ctx, res, "entry");
     }
     if (!jr_rows_get(rows, 0, "description_original")) {
-        return jr_fail(res, p, 409, "the entry has no original text: the AI did not rewrite it");
+        return jr_err_conflict(ctx, res,
+                               "the entry has no original text: the AI did not rewrite it");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "entry_ai_revert", &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_AI_REVERT, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n == 1 && (jr_event_entry(ctx, "ai_status", id) != APR_SUCCESS ||
                     jr_audit(ctx, "ai_revert", "entry", id,
                              jr_json_own(p, json_pack("[s]", "description"))) != APR_SUCCESS))) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     /* n is 0 only when the entry went to the trash meanwhile: the answer is then 404. */
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     return reply_entry(ctx, res, 200, id);
 }

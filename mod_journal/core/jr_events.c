@@ -10,41 +10,20 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_events[] = {
-    {"event_insert",
-     "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at)"
-     " VALUES (%s, " JR_INT ", %s, " JR_INT ", %s, %s)",
-     NULL},
-    {"event_entry_row",
-     "SELECT id, branch_id, group_id, student_name, description, description_original,"
-     " ai_status, ai_error, ai_checked_at FROM entries WHERE id = " JR_INT,
-     NULL},
-    {"event_report_row",
-     "SELECT id, branch_id, group_id, lesson_date, lesson_time, topic, text, text_original,"
-     " text_ai, ai_status, ai_error, ai_checked_at FROM lesson_reports WHERE id = " JR_INT,
-     NULL},
-    /* In batches: one short write transaction each, however much has piled up. */
-    {"events_trim",
-     "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < %s"
-     " ORDER BY id LIMIT 5000)",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload)
 {
     apr_pool_t *p = ctx->pool;
-    return jr_db_exec(ctx->db, p, "event_insert", NULL,
+    return jr_db_exec(ctx->db, p, JR_Q_EVENT_INSERT, NULL,
                       JR_ARGS(type, jr_opt_i64(p, branch_id), entity_type,
                               jr_opt_i64(p, entity_id), payload, jr_now_iso(p)));
 }
 
 /* The row an event describes; NULL (with APR_EGENERAL) when it cannot be read. */
-static jr_rows_t *event_row(jr_ctx_t *ctx, const char *label, long long id)
+static jr_rows_t *event_row(jr_ctx_t *ctx, jr_stmt_id_t stmt, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, label, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, stmt, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
         return NULL;
@@ -69,7 +48,7 @@ static apr_status_t emit(jr_ctx_t *ctx, const char *type, const jr_rows_t *r,
 
 apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
 {
-    jr_rows_t *r = event_row(ctx, "event_entry_row", entry_id);
+    jr_rows_t *r = event_row(ctx, JR_Q_EVENT_ENTRY_ROW, entry_id);
     jr_jw_t w;
     if (!r) {
         return APR_EGENERAL;
@@ -92,7 +71,7 @@ apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
 
 apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_id)
 {
-    jr_rows_t *r = event_row(ctx, "event_report_row", report_id);
+    jr_rows_t *r = event_row(ctx, JR_Q_EVENT_REPORT_ROW, report_id);
     jr_jw_t w;
     if (!r) {
         return APR_EGENERAL;
@@ -122,7 +101,7 @@ apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_i
     return emit(ctx, type, r, "lesson_report", &w);
 }
 
-int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff)
+int jr_purge_batched(jr_ctx_t *ctx, jr_stmt_id_t id, const char *cutoff)
 {
     int n = 0, batch;
     do {
@@ -130,7 +109,7 @@ int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff)
         if (jr_db_begin(ctx->db) != APR_SUCCESS) {
             return -1;
         }
-        if (jr_db_exec(ctx->db, ctx->pool, label, &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
+        if (jr_db_exec(ctx->db, ctx->pool, id, &batch, JR_ARGS(cutoff)) != APR_SUCCESS) {
             jr_db_rollback(ctx->db);
             return -1;
         }
@@ -142,19 +121,19 @@ int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff)
     return n;
 }
 
-int jr_purge_days(jr_ctx_t *ctx, const char *label, const char *setting, long long *days)
+int jr_purge_days(jr_ctx_t *ctx, jr_stmt_id_t id, jr_setting_id_t setting, long long *days)
 {
     *days = 30;
     jr_parse_int64(jr_setting(ctx, setting), 1, 3650, days);
     return jr_purge_batched(
-        ctx, label, jr_iso_time(ctx->pool, apr_time_now() - apr_time_from_sec(*days * 86400)));
+        ctx, id, jr_iso_time(ctx->pool, apr_time_now() - apr_time_from_sec(*days * 86400)));
 }
 
 int jr_events_trim(jr_ctx_t *ctx, long long max_age)
 {
     apr_pool_t *p = ctx->pool;
     const char *cutoff = jr_iso_time(p, apr_time_now() - apr_time_from_sec(max_age));
-    int n = jr_purge_batched(ctx, "events_trim", cutoff);
+    int n = jr_purge_batched(ctx, JR_Q_EVENTS_TRIM, cutoff);
     if (n > 0) {
         JR_LOG(JR07001, 0, "housekeeping removed %d events older than %lld s", n,
                max_age);

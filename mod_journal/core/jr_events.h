@@ -4,6 +4,7 @@
 #define JR_EVENTS_H
 
 #include "jr_ctx.h"
+#include "jr_settings.h"
 
 /* Writes one event row in the caller's transaction. payload: a serialised JSON object. The
  * only insert into the table: every event goes through here. */
@@ -25,11 +26,11 @@ apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_i
  * JR_PURGE_BATCH rows) in short transactions until a batch is short. The rows deleted, or
  * -1 on a database error. */
 #define JR_PURGE_BATCH 5000
-int jr_purge_batched(jr_ctx_t *ctx, const char *label, const char *cutoff);
+int jr_purge_batched(jr_ctx_t *ctx, jr_stmt_id_t id, const char *cutoff);
 
 /* The same with the cutoff "now minus the days of a retention setting" (a valid value of
  * the setting, else its default); *days says which was used. */
-int jr_purge_days(jr_ctx_t *ctx, const char *label, const char *setting, long long *days);
+int jr_purge_days(jr_ctx_t *ctx, jr_stmt_id_t id, jr_setting_id_t setting, long long *days);
 
 /* Deletes events older than max_age seconds, in its own transaction. The number deleted, or
  * -1 on a database error. */

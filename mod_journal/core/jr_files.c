@@ -14,29 +14,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define FILE_COLS "id, entry_id, name, size, content_type, sha256, created_at"
-
-const jr_stmt_def_t jr_stmts_files[] = {
-    {"files_list",
-     "SELECT " FILE_COLS " FROM entry_files WHERE entry_id = " JR_INT " ORDER BY id LIMIT " JR_INT
-     " OFFSET " JR_INT,
-     NULL},
-    {"files_count", "SELECT COUNT(*) AS n FROM entry_files WHERE entry_id = " JR_INT, NULL},
-    {"file_get",
-     "SELECT " FILE_COLS ", stored_name FROM entry_files WHERE id = " JR_INT
-     " AND entry_id = " JR_INT,
-     NULL},
-    {"file_insert",
-     "INSERT INTO entry_files (entry_id, name, stored_name, size, content_type, sha256,"
-     " created_at, created_by) VALUES (" JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"file_delete", "DELETE FROM entry_files WHERE id = " JR_INT " AND entry_id = " JR_INT, NULL},
-    {"files_delete_entry",
-     "DELETE FROM entry_files WHERE entry_id = " JR_INT " RETURNING stored_name", NULL},
-    {NULL, NULL, NULL},
-};
-
 /* ---- the incoming upload ------------------------------------------------ */
 
 /* The part after the last '/' or '\'. */
@@ -92,11 +69,11 @@ static int incoming_name(jr_ctx_t *ctx, jr_result_t *res, const char *part_name,
         raw = apr_table_get(ctx->query, "name");
     }
     if (!raw) {
-        jr_fail(res, p, 400, "name is required (X-File-Name header or ?name=)");
+        jr_err_invalid(ctx, res, "name", "name is required (X-File-Name header or ?name=)");
         return -1;
     }
     if ((msg = check_name(p, raw, &in->name)) != NULL) {
-        jr_fail(res, p, 400, "%s", msg);
+        jr_err_body(ctx, res, msg);
         return -1;
     }
     return 0;
@@ -110,7 +87,7 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
 
     memset(in, 0, sizeof(*in));
     if (!up || !up->path) {
-        jr_fail(res, p, 400, "file is required");
+        jr_err_invalid(ctx, res, "file", "file is required");
         return -1;
     }
     if (jr_mp_is_form_data(up->content_type)) {
@@ -120,11 +97,12 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
                                                      ctx->cfg->data_dir, 0)
                                      : JR_MP_MALFORMED;
         if (rc == JR_MP_MALFORMED) {
-            jr_fail(res, p, 400, "malformed multipart body");
+            jr_err_invalid(ctx, res, "file", "malformed multipart body");
             return -1;
         }
         if (rc == JR_MP_NO_FIELD) {
-            jr_fail(res, p, 400, "file is required (multipart field '%s')", JR_FILES_FIELD);
+            jr_err_invalid(ctx, res, "file", "file is required (multipart field '%s')",
+                           JR_FILES_FIELD);
             return -1;
         }
         if (rc != JR_MP_OK) {
@@ -144,7 +122,7 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
         return -1;
     }
     if (in->size <= 0) {
-        jr_fail(res, p, 400, "file is empty");
+        jr_err_invalid(ctx, res, "file", "file is empty");
         return -1;
     }
     if (ctx->cfg->upload_max > 0 && in->size > ctx->cfg->upload_max) {
@@ -186,20 +164,20 @@ static jr_rows_t *file_row(jr_ctx_t *ctx, jr_result_t *res, long long entry_id)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, "file_get", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_FILE_GET, &rows,
                      JR_ARGS(jr_i64(p, jr_param_id(ctx, "fileId")), jr_i64(p, entry_id))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return NULL;
     }
     if (rows->nrows != 1) {
-        jr_fail(res, p, 404, "file not found");
+        jr_err_not_found(ctx, res, "file");
         return NULL;
     }
     return rows;
 }
 
-apr_status_t jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), limit, offset;
@@ -209,12 +187,12 @@ apr_status_t jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     int i;
 
     if (jr_list_params(ctx, res, &limit, &offset) != 0 || !entry_ok(ctx, res, id)) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "files_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_FILES_LIST, &rows,
                      JR_ARGS(eid, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "files_count", &count, JR_ARGS(eid)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        jr_db_select(ctx->db, p, JR_Q_FILES_COUNT, &count, JR_ARGS(eid)) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows; ++i) {
@@ -223,16 +201,18 @@ apr_status_t jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-/* Undoes a store after the database refused the row. */
-static void drop_stored(jr_ctx_t *ctx, const char *stored_name)
+/* Removes a stored file: a store the database refused (on rollback), a deleted row's file
+ * (after the commit). baton: the stored name. */
+static void drop_stored(jr_ctx_t *ctx, void *baton)
 {
+    const char *stored_name = baton;
     apr_status_t rv = jr_storage_remove(ctx->pool, ctx->cfg->data_dir, stored_name);
     if (rv != APR_SUCCESS) {
         JR_LOG(JR05011, rv, "cannot remove the stored file %s", stored_name);
     }
 }
 
-apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), fid = 0;
@@ -244,7 +224,7 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     int vis;
 
     if (!entry_ok(ctx, res, id) || jr_files_incoming(ctx, res, 1, &up) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!jr_magic_type_in(up.type, ctx->cfg->upload_types)) {
         return jr_fail(res, p, 415, "file type %s is not allowed (allowed: %s)", up.type,
@@ -255,31 +235,20 @@ apr_status_t jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         JR_LOG(JR05012, rv, "cannot store an upload under %s", ctx->cfg->data_dir);
         return jr_fail(res, p, 500, "the file could not be stored");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        drop_stored(ctx, st.stored_name);
-        return APR_SUCCESS;
-    }
-    /* Again inside the transaction: the entry may have gone to the trash meanwhile. */
+    jr_on_rollback(ctx, drop_stored, (void *)st.stored_name);
+    /* Again after the store: the entry may have gone to the trash meanwhile. */
     if ((vis = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
-        jr_db_rollback(ctx->db);
-        drop_stored(ctx, st.stored_name);
         return jr_not_visible(ctx, res, vis, "entry");
     }
     if (jr_db_select(
-            ctx->db, p, "file_insert", &rows,
+            ctx->db, p, JR_Q_FILE_INSERT, &rows,
             JR_ARGS(jr_i64(p, id), up.name, st.stored_name, jr_i64(p, st.size), up.type, st.sha256,
                     now, jr_opt_i64(p, ctx->who.user_id))) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "entry_file", (fid = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, json_pack("[s,s,s,s]", "entry_id", "name", "size",
                                           "content_type"))) != APR_SUCCESS) {
-        jr_tx_fail(ctx, res, NULL);
-        drop_stored(ctx, st.stored_name);
-        return APR_SUCCESS;
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        drop_stored(ctx, st.stored_name);
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 201,
                     json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s}", "id", (json_int_t)fid,
@@ -316,23 +285,23 @@ int jr_files_reply_stored(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows
     return 1;
 }
 
-apr_status_t jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
 
     if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!jr_files_reply_stored(ctx, res, rows, 0, jr_rows_get(rows, 0, "name"), 1)) {
         JR_LOG(JR05013, 0, "the stored file of entry file %s is missing",
                jr_rows_get(rows, 0, "id"));
         return jr_fail(res, ctx->pool, 404, "the file is no longer stored");
     }
-    return APR_SUCCESS;
+    return res->status;
 }
 
-apr_status_t jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -341,25 +310,18 @@ apr_status_t jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     int n = 0;
 
     if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     fid = jr_rows_get(rows, 0, "id");
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "file_delete", &n, JR_ARGS(fid, jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_FILE_DELETE, &n, JR_ARGS(fid, jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "entry_file", jr_rows_int(rows, 0, "id", 0), NULL) !=
                        APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) { /* deleted by a concurrent request */
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "file not found");
+        return jr_err_not_found(ctx, res, "file");
     }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    drop_stored(ctx, jr_rows_get(rows, 0, "stored_name"));
+    jr_after_commit(ctx, drop_stored, (void *)jr_rows_get(rows, 0, "stored_name"));
     return jr_reply_ok(res, p);
 }
 
@@ -371,7 +333,7 @@ apr_status_t jr_files_purge_entry(jr_ctx_t *ctx, long long entry_id,
     int i;
 
     /* One statement: a file added meanwhile is either deleted and listed, or kept. */
-    if ((rv = jr_db_select(ctx->db, ctx->pool, "files_delete_entry", &rows,
+    if ((rv = jr_db_select(ctx->db, ctx->pool, JR_Q_FILES_DELETE_ENTRY, &rows,
                            JR_ARGS(jr_i64(ctx->pool, entry_id)))) != APR_SUCCESS) {
         return rv;
     }

@@ -9,58 +9,16 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define GROUP_COLS "g.id, g.name, g.branch_id, g.tutor_id, g.created_at, g.updated_at"
-#define GROUP_FILTER \
-    " FROM study_groups g WHERE g.deleted_at IS NULL" \
-    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT)) AND "
-
-const jr_stmt_def_t jr_stmts_groups[] = {
-    JR_SCOPED("groups_list", "SELECT " GROUP_COLS GROUP_FILTER, "g.branch_id",
-              " AND g.id > COALESCE(CAST(%s AS BIGINT), 0)"
-              " ORDER BY g.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("groups_sync",
-              "SELECT " GROUP_COLS ", g.updated_at AS sync_at, g.deleted_at AS sync_deleted_at"
-              " FROM study_groups g WHERE ", "g.branch_id",
-              JR_SYNC_TAIL("g.updated_at", "g.id", "g.deleted_at")),
-    JR_SCOPED("groups_count", "SELECT COUNT(*) AS n" GROUP_FILTER, "g.branch_id", ""),
-    {"group_get", "SELECT " GROUP_COLS ", g.deleted_at FROM study_groups g WHERE g.id = " JR_INT, NULL},
-    {"group_name_taken",
-     "SELECT id FROM study_groups WHERE branch_id = " JR_INT " AND name = %s AND deleted_at IS NULL"
-     " AND id <> CAST(%s AS BIGINT)",
-     NULL},
-    {"group_insert",
-     "INSERT INTO study_groups (name, branch_id, tutor_id, created_at, updated_at)"
-     " VALUES (%s, " JR_INT ", " JR_INT ", %s, %s) RETURNING id",
-     NULL},
-    {"group_update",
-     "UPDATE study_groups SET name = %s, branch_id = " JR_INT ", tutor_id = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"group_soft_delete",
-     "UPDATE study_groups SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"group_restore",
-     "UPDATE study_groups SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"tutor_check",
-     "SELECT u.role, u.active, (SELECT COUNT(*) FROM user_branches ub WHERE ub.user_id = u.id"
-     " AND ub.branch_id = CAST(%s AS BIGINT)) AS member FROM users u WHERE u.id = " JR_INT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_group_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "branch_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_group_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "branch_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "tutor_id", .type = JR_F_INT, .nullable = 1, .min = 1, .max = ID_MAX},
@@ -68,8 +26,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_groups[] = {
-    {"POST /api/groups", create_fields},
-    {"PUT /api/groups/:id", update_fields},
+    {"POST /api/groups", jr_fields_group_create},
+    {"PUT /api/groups/:id", jr_fields_group_update},
     {NULL, NULL},
 };
 
@@ -88,7 +46,7 @@ static json_t *group_json(const jr_rows_t *r, int i)
 static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status_t *rv)
 {
     jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, "group_get", &rows, JR_ARGS(jr_i64(ctx->pool, id)));
+    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_GROUP_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
     if (*rv != APR_SUCCESS || rows->nrows != 1 ||
         !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0)) ||
         (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
@@ -99,8 +57,7 @@ static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status
 
 static apr_status_t not_found(jr_ctx_t *ctx, jr_result_t *res, apr_status_t rv)
 {
-    return rv != APR_SUCCESS ? jr_fail(res, ctx->pool, 503, "database unavailable")
-                             : jr_fail(res, ctx->pool, 404, "group not found");
+    return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "group");
 }
 
 static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
@@ -108,9 +65,9 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, group_json(r, i)), NULL));
 }
 
-static const jr_sync_def_t groups_sync = {"groups", "group", "groups_sync", sync_write};
+static const jr_sync_def_t groups_sync = {"groups", "group", JR_Q_GROUPS_SYNC, sync_write};
 
-apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long branch = jr_query_id(ctx, res, "branch_id");
@@ -125,16 +82,16 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
         return jr_sync_list(ctx, res, &groups_sync);
     }
     if (branch < 0 || jr_page_begin(ctx, res, "groups", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     b = branch ? jr_i64(p, branch) : NULL;
-    if (jr_db_select(ctx->db, p, "groups_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUPS_LIST, &rows,
                      JR_ARGS(b, b, scope, scope, jr_page_key(&pg, 0), jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) !=
             APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "groups_count", &count, JR_ARGS(b, b, scope, scope)) !=
+        jr_db_select(ctx->db, p, JR_Q_GROUPS_COUNT, &count, JR_ARGS(b, b, scope, scope)) !=
             APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
@@ -143,7 +100,7 @@ apr_status_t jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
     return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
-apr_status_t jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_status_t rv;
     jr_rows_t *rows = group_row(ctx, jr_param_id(ctx, "id"), 0, &rv);
@@ -165,36 +122,37 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
     APR_ARRAY_PUSH(one, long long) = branch;
     if (jr_branches_missing(ctx, one, &rv) || rv != APR_SUCCESS) {
         if (rv != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
         } else {
-            jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+            jr_err_invalid(ctx, res, "branch_id", "branch_id: branch %lld does not exist", branch);
         }
         return -1;
     }
     if (tutor) {
-        if (jr_db_select(ctx->db, p, "tutor_check", &rows,
+        if (jr_db_select(ctx->db, p, JR_Q_TUTOR_CHECK, &rows,
                          JR_ARGS(jr_i64(p, branch), jr_i64(p, tutor))) != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return -1;
         }
         if (rows->nrows != 1 || jr_rows_int(rows, 0, "active", 0) != 1) {
-            jr_fail(res, p, 400, "tutor_id: user %lld does not exist or is inactive", tutor);
+            jr_err_invalid(ctx, res, "tutor_id",
+                           "tutor_id: user %lld does not exist or is inactive", tutor);
             return -1;
         }
         if (!strcmp(jr_rows_get(rows, 0, "role"), "tutor") &&
             jr_rows_int(rows, 0, "member", 0) == 0) {
-            jr_fail(res, p, 400, "tutor_id: user %lld is not assigned to branch %lld", tutor,
-                    branch);
+            jr_err_invalid(ctx, res, "tutor_id",
+                           "tutor_id: user %lld is not assigned to branch %lld", tutor, branch);
             return -1;
         }
     }
-    if (jr_db_select(ctx->db, p, "group_name_taken", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_NAME_TAKEN, &rows,
                      JR_ARGS(jr_i64(p, branch), name, jr_i64(p, self))) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     if (rows->nrows > 0) {
-        jr_fail(res, p, 409, "a group named '%s' already exists in branch %lld", name, branch);
+        jr_err_conflict(ctx, res, "a group named '%s' already exists in branch %lld", name, branch);
         return -1;
     }
     return 0;
@@ -202,55 +160,45 @@ static int check_group(jr_ctx_t *ctx, jr_result_t *res, long long self, const ch
 
 static const char *const conflict = "a group with this name already exists in the branch";
 
-
-apr_status_t jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     long long branch, tutor, id;
     jr_rows_t *rows;
     apr_status_t rv;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     branch = jr_json_int(in, "branch_id", 0);
     tutor = jr_json_int(in, "tutor_id", 0);
-    if (check_group(ctx, res, 0, name, branch, tutor) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (check_group(ctx, res, 0, name, branch, tutor) != 0) {
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "group_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_INSERT, &rows,
                      JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, now, now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, conflict);
+        return jr_err_write(ctx, res, conflict);
     }
     id = jr_rows_int(rows, 0, "id", 0);
     if (jr_audit(ctx, "create", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 201, group_json(rows, 0));
 }
 
-apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), branch, tutor;
-    const char *msg = jr_json_validate(p, in, update_fields), *name;
+    const char *name;
     jr_rows_t *rows;
     json_t *t;
     apr_status_t rv;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
         return not_found(ctx, res, rv);
     }
@@ -260,42 +208,38 @@ apr_status_t jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     t = json_object_get(in, "tutor_id");
     tutor = t ? (json_is_null(t) ? 0 : json_integer_value(t)) : jr_rows_int(rows, 0, "tutor_id", 0);
     if (!jr_branch_visible(ctx, branch)) {
-        return jr_fail(res, p, 400, "branch_id: branch %lld does not exist", branch);
+        return jr_err_invalid(ctx, res, "branch_id", "branch_id: branch %lld does not exist",
+                              branch);
     }
     /* A tutor named in the body is checked; a kept tutor only when the group changes branch. */
     if (check_group(ctx, res, id, name, branch,
-                    (t && !json_is_null(t)) ||
-                            branch != jr_rows_int(rows, 0, "branch_id", 0)
+                    (t && !json_is_null(t)) || branch != jr_rows_int(rows, 0, "branch_id", 0)
                         ? tutor
-                        : 0) != 0 ||
-        jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+                        : 0) != 0) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "group_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_UPDATE, NULL,
                    JR_ARGS(name, jr_i64(p, branch), tutor ? jr_i64(p, tutor) : NULL, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         /* entries carry their group's branch (scoped lists read it without a join) */
-        jr_db_exec(ctx->db, p, "entries_move_branch", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_ENTRIES_MOVE_BRANCH, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "reports_move_branch", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_REPORTS_MOVE_BRANCH, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "ai_jobs_move_group", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_AI_JOBS_MOVE_GROUP, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "photo_jobs_move_group", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOBS_MOVE_GROUP, NULL,
                    JR_ARGS(jr_i64(p, branch), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));
 }
 
-apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -306,26 +250,19 @@ apr_status_t jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (!group_row(ctx, id, 0, &rv)) {
         return not_found(ctx, res, rv);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "group_soft_delete", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
         (n == 1 && jr_audit(ctx, "delete", "group", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) { /* deleted by a concurrent request */
-        jr_db_rollback(ctx->db);
         return not_found(ctx, res, APR_SUCCESS);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -333,31 +270,26 @@ apr_status_t jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     apr_status_t rv;
 
     if (!(rows = group_row(ctx, id, 1, &rv))) {
-        return rv != APR_SUCCESS ? jr_fail(res, p, 503, "database unavailable")
+        return rv != APR_SUCCESS ? jr_err_db(ctx, res)
                                  : jr_fail(res, p, 404, "no deleted group with this id");
     }
-    if (jr_db_select(ctx->db, p, "group_name_taken", &taken,
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_NAME_TAKEN, &taken,
                      JR_ARGS(jr_rows_get(rows, 0, "branch_id"), jr_rows_get(rows, 0, "name"),
                              jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (taken->nrows > 0) {
-        return jr_fail(res, p, 409, "another group named '%s' exists in the branch: rename it first",
-                       jr_rows_get(rows, 0, "name"));
+        return jr_err_conflict(ctx, res,
+                               "another group named '%s' exists in the branch: rename it first",
+                               jr_rows_get(rows, 0, "name"));
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "group_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_GROUP_RESTORE, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "group", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));
 }

@@ -3,28 +3,41 @@
 #include "jr_ops.h"
 #include "jr_json.h"
 
-apr_status_t jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+/* The database half of the health answer: "ok", "unavailable" (no connection), "schema behind"
+ * (its schema is older than the module's: *need is set) or "error" (the query failed). */
+static const char *db_state(jr_ctx_t *ctx, long long *schema, int *need)
 {
     jr_rows_t *rows = NULL;
-    const char *db = "ok";
-    long long schema = 0;
-
+    int have;
     if (!ctx->db) {
-        db = "unavailable";
-    } else if (jr_db_select(ctx->db, ctx->pool, "health_schema", &rows, JR_NOARGS) !=
-               APR_SUCCESS) {
-        db = "error";
-    } else {
-        schema = jr_rows_int(rows, 0, "version", 0);
+        return "unavailable";
     }
-    return jr_reply(res, ctx->pool, *db == 'o' ? 200 : 503,
-                    json_pack("{s:s, s:s, s:s, s:s?, s:I, s:o}", "status",
-                              *db == 'o' ? "ok" : "error", "db", db, "version", JR_VERSION,
-                              "database",
-                              ctx->db ? (ctx->db->dialect == JR_DB_PGSQL ? "pgsql" : "sqlite3")
-                                      : NULL,
-                              "schema_version", (json_int_t)schema, "ai",
-                              jr_ai_describe(ctx->cfg, NULL, 0)));
+    if (jr_db_schema_behind(ctx->db, &have, need)) {
+        *schema = have;
+        return "schema behind";
+    }
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_HEALTH_SCHEMA, &rows, JR_NOARGS) != APR_SUCCESS) {
+        return "error";
+    }
+    *schema = jr_rows_int(rows, 0, "version", 0);
+    return "ok";
+}
+
+int jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    long long schema = 0;
+    int need = 0;
+    const char *db = db_state(ctx, &schema, &need);
+    json_t *out = json_pack(
+        "{s:s, s:s, s:s, s:s?, s:I}", "status", *db == 'o' ? "ok" : "error", "db", db, "version",
+        JR_VERSION, "database",
+        ctx->db ? (ctx->db->dialect == JR_DB_PGSQL ? "pgsql" : "sqlite3") : NULL,
+        "schema_version", (json_int_t)schema);
+    if (need) {
+        json_object_set_new(out, "schema_needed", json_integer(need));
+    }
+    json_object_set_new(out, "ai", jr_ai_describe(ctx->cfg, NULL, 0));
+    return jr_reply(res, ctx->pool, *db == 'o' ? 200 : 503, out);
 }
 
 int jr_workers_running(const jr_worker_census_t *census, apr_uint32_t now)

@@ -16,30 +16,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_idem[] = {
-    {"idem_reserve",
-     "INSERT INTO idempotency_keys (owner, idem_key, fingerprint, created_at, expires_at)"
-     " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (owner, idem_key) DO NOTHING",
-     NULL},
-    {"idem_get",
-     "SELECT fingerprint, status, body, expires_at FROM idempotency_keys"
-     " WHERE owner = %s AND idem_key = %s",
-     NULL},
-    /* Expired, or reserved long ago by a request that never finished (its process ended):
-     * such a reservation would refuse every repeat until it expired. */
-    {"idem_drop_expired",
-     "DELETE FROM idempotency_keys WHERE owner = %s AND idem_key = %s"
-     " AND (expires_at <= %s OR (status IS NULL AND created_at <= %s))",
-     NULL},
-    {"idem_store",
-     "UPDATE idempotency_keys SET status = " JR_INT ", body = %s"
-     " WHERE owner = %s AND idem_key = %s",
-     NULL},
-    {"idem_release", "DELETE FROM idempotency_keys WHERE owner = %s AND idem_key = %s", NULL},
-    {"idem_purge", "DELETE FROM idempotency_keys WHERE expires_at <= %s", NULL},
-    {NULL, NULL, NULL},
-};
-
 struct jr_idem {
     const char *owner;
     const char *key;
@@ -106,7 +82,7 @@ static jr_idem_e unavailable(jr_ctx_t *ctx, jr_result_t *res)
 {
     JR_LOG(JR11000, 0, "Idempotency-Key: the database did not answer: %s",
            ctx->db && ctx->db->last_error ? ctx->db->last_error : "(no message)");
-    jr_fail(res, ctx->pool, 503, "database unavailable");
+    jr_err_db(ctx, res);
     return JR_IDEM_ANSWERED;
 }
 
@@ -137,16 +113,16 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
         return JR_IDEM_RUN; /* no caller to keep the answer for (a login) */
     }
     if (!(fp = fingerprint(ctx, rq))) {
-        jr_fail(res, p, 500, "internal error");
+        jr_err_internal(ctx, res);
         return JR_IDEM_ANSWERED;
     }
     /* Twice at most: a repeat may find the row deleted by an expiry or a release between
      * its insert and its read. */
     for (tries = 0; tries < 2; ++tries) {
-        if (jr_db_exec(ctx->db, p, "idem_drop_expired", NULL,
+        if (jr_db_exec(ctx->db, p, JR_Q_IDEM_DROP_EXPIRED, NULL,
                        JR_ARGS(owner, rq->key, now, stale)) !=
                 APR_SUCCESS ||
-            jr_db_exec(ctx->db, p, "idem_reserve", &n,
+            jr_db_exec(ctx->db, p, JR_Q_IDEM_RESERVE, &n,
                        JR_ARGS(owner, rq->key, fp, now, expires)) !=
                 APR_SUCCESS) {
             return unavailable(ctx, res);
@@ -157,7 +133,7 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
             (*out)->key = rq->key;
             return JR_IDEM_RUN;
         }
-        if (jr_db_select(ctx->db, p, "idem_get", &row, JR_ARGS(owner, rq->key)) != APR_SUCCESS) {
+        if (jr_db_select(ctx->db, p, JR_Q_IDEM_GET, &row, JR_ARGS(owner, rq->key)) != APR_SUCCESS) {
             return unavailable(ctx, res);
         }
         if (row->nrows == 1) {
@@ -181,11 +157,11 @@ void jr_idem_end(jr_ctx_t *ctx, jr_idem_t *idem, const jr_result_t *res)
     }
     if (res->status >= 500 || res->file || res->streamed) {
         /* Nothing that a retry should see again: the next attempt runs the operation. */
-        rv = jr_db_exec(ctx->db, p, "idem_release", NULL, JR_ARGS(idem->owner, idem->key));
+        rv = jr_db_exec(ctx->db, p, JR_Q_IDEM_RELEASE, NULL, JR_ARGS(idem->owner, idem->key));
     } else {
         body = res->body ? apr_pstrmemdup(p, res->body, res->body_len)
                          : jr_json_dump(p, res->json ? res->json : jr_json_own(p, json_object()), &len);
-        rv = jr_db_exec(ctx->db, p, "idem_store", NULL,
+        rv = jr_db_exec(ctx->db, p, JR_Q_IDEM_STORE, NULL,
                         JR_ARGS(apr_itoa(p, res->status), body, idem->owner, idem->key));
     }
     if (rv != APR_SUCCESS) {
@@ -198,7 +174,7 @@ void jr_idem_end(jr_ctx_t *ctx, jr_idem_t *idem, const jr_result_t *res)
 int jr_idem_purge_expired(jr_ctx_t *ctx)
 {
     int n = 0;
-    if (jr_db_exec(ctx->db, ctx->pool, "idem_purge", &n, JR_ARGS(jr_now_iso(ctx->pool))) !=
+    if (jr_db_exec(ctx->db, ctx->pool, JR_Q_IDEM_PURGE, &n, JR_ARGS(jr_now_iso(ctx->pool))) !=
         APR_SUCCESS) {
         return -1;
     }

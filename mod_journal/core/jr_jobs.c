@@ -12,19 +12,14 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_jobs[] = {
-    JR_QUEUE_STMTS("ai", "ai_jobs", "pending", "", JR_QUEUE_RETURNING),
-    {NULL, NULL, NULL},
-};
-
-const jr_queue_t jr_queue_ai = JR_QUEUE_DEF("ai", "journal_ai", 3);
+const jr_queue_t jr_queue_ai = JR_QUEUE_DEF(AI, "ai", "journal_ai", 3);
 
 const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
 {
     return jr_psprintf(p, "%s:%ld:%lu", host, pid, n);
 }
 
-static apr_status_t claim_some(jr_ctx_t *ctx, const char *label, const char *owner, int max,
+static apr_status_t claim_some(jr_ctx_t *ctx, jr_stmt_id_t stmt, const char *owner, int max,
                                const char *until, const char *now, apr_array_header_t *out)
 {
     apr_pool_t *p = ctx->pool;
@@ -33,7 +28,7 @@ static apr_status_t claim_some(jr_ctx_t *ctx, const char *label, const char *own
     if (max <= 0) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, label, &rows, JR_ARGS(owner, until, now, now, jr_i64(p, max))) !=
+    if (jr_db_select(ctx->db, p, stmt, &rows, JR_ARGS(owner, until, now, now, jr_i64(p, max))) !=
         APR_SUCCESS) {
         return APR_EGENERAL;
     }

@@ -12,60 +12,19 @@ typedef struct {
     const char *name;    /* for logs: "ai" */
     const char *channel; /* worker_signals name and PostgreSQL LISTEN channel */
     int max_attempts;    /* a claim beyond this fails the job (spec 8: 3) */
-    /* Statement labels. claim_*: (owner, lease_until, now, due_before, limit), RETURNING id,
+    /* Statements. claim_*: (owner, lease_until, now, due_before, limit), RETURNING id,
      * entity_type, entity_id, branch_id, attempts. renew: (lease_until, now, id, owner).
      * settle: (status, run_after, last_error, refund, now, id, owner). due: (now) -> ready,
      * next_run, next_lease. held: (host prefix x2) -> id, lease_owner. expire: (id, owner). */
-    const char *st_claim_expired, *st_claim_pending, *st_renew, *st_settle, *st_due, *st_held,
-        *st_expire;
+    jr_stmt_id_t st_claim_expired, st_claim_pending, st_renew, st_settle, st_due, st_held,
+        st_expire;
 } jr_queue_t;
 
-/* The statements of a queue on table t whose waiting status is st ('pending', 'queued'),
- * labelled pfx_claim_expired, pfx_claim_pending, ... (jr_queue_t). where narrows every
- * statement to the queue's rows (" AND action = 'x'", or ""); ret is the claims' RETURNING
- * clause. Two claims rather than one OR: each walks its own index in id order. The settle
- * is the final word on a job: only the lease holder's update matches. */
-#define JR_Q_SET(t)                                                                          \
-    "UPDATE " t " SET status = 'processing', lease_owner = %s, lease_until = %s,"            \
-    " attempts = attempts + 1, run_after = NULL, updated_at = %s WHERE id IN (SELECT id"     \
-    " FROM " t " WHERE "
-#define JR_Q_EXPIRED "status = 'processing' AND (lease_until IS NULL OR lease_until <= %s)"
-#define JR_Q_WAITING(st) "status = '" st "' AND (run_after IS NULL OR run_after <= %s)"
-#define JR_Q_LIMIT " ORDER BY id LIMIT CAST(%s AS INTEGER)"
-#define JR_QUEUE_RETURNING " RETURNING id, entity_type, entity_id, branch_id, attempts"
-#define JR_QUEUE_STMTS(pfx, t, st, where, ret)                                               \
-    {pfx "_claim_expired", JR_Q_SET(t) JR_Q_EXPIRED where JR_Q_LIMIT ")" ret,                \
-     JR_Q_SET(t) JR_Q_EXPIRED where JR_Q_LIMIT " FOR UPDATE SKIP LOCKED)" ret},              \
-    {pfx "_claim_pending", JR_Q_SET(t) JR_Q_WAITING(st) where JR_Q_LIMIT ")" ret,            \
-     JR_Q_SET(t) JR_Q_WAITING(st) where JR_Q_LIMIT " FOR UPDATE SKIP LOCKED)" ret},          \
-    {pfx "_renew",                                                                           \
-     "UPDATE " t " SET lease_until = %s, updated_at = %s WHERE id = " JR_INT                 \
-     " AND lease_owner = %s AND status = 'processing'",                                      \
-     NULL},                                                                                  \
-    {pfx "_settle",                                                                          \
-     "UPDATE " t " SET status = %s, run_after = %s, last_error = %s,"                        \
-     " attempts = attempts - CAST(%s AS INTEGER), lease_owner = NULL, lease_until = NULL,"   \
-     " updated_at = %s WHERE id = " JR_INT " AND lease_owner = %s AND status = 'processing'", \
-     NULL},                                                                                  \
-    {pfx "_due",                                                                             \
-     "SELECT CASE WHEN EXISTS (SELECT 1 FROM " t " WHERE " JR_Q_WAITING(st) where            \
-     ") THEN 1 ELSE 0 END AS ready, (SELECT MIN(run_after) FROM " t " WHERE status = '" st  \
-     "'" where ") AS next_run, (SELECT MIN(COALESCE(lease_until, '')) FROM " t               \
-     " WHERE status = 'processing'" where ") AS next_lease",                                 \
-     NULL},                                                                                  \
-    {pfx "_held",                                                                            \
-     "SELECT id, lease_owner FROM " t " WHERE status = 'processing'" where                   \
-     " AND substr(lease_owner, 1, length(%s)) = %s",                                         \
-     NULL},                                                                                  \
-    {pfx "_expire",                                                                          \
-     "UPDATE " t " SET lease_until = '1970-01-01T00:00:00Z' WHERE id = " JR_INT              \
-     " AND lease_owner = %s AND status = 'processing' AND lease_until > '1970-01-01T00:00:00Z'", \
-     NULL}
-
-/* The jr_queue_t of statements made by JR_QUEUE_STMTS with the same pfx. */
-#define JR_QUEUE_DEF(pfx, channel, max_attempts)                                             \
-    {pfx, channel, max_attempts, pfx "_claim_expired", pfx "_claim_pending", pfx "_renew",   \
-     pfx "_settle", pfx "_due", pfx "_held", pfx "_expire"}
+/* The jr_queue_t of the statements JR_QUEUE_STMTS (jr_jobs_sql.h) made with the same ID. */
+#define JR_QUEUE_DEF(ID, name, channel, max_attempts)                                              \
+    {name,                     channel,           max_attempts,       JR_Q_##ID##_CLAIM_EXPIRED, \
+     JR_Q_##ID##_CLAIM_PENDING, JR_Q_##ID##_RENEW, JR_Q_##ID##_SETTLE, JR_Q_##ID##_DUE,            \
+     JR_Q_##ID##_HELD,          JR_Q_##ID##_EXPIRE}
 
 /* A claimed job. owner is the lease holder's name: "host:pid:n", unique per claim. */
 typedef struct {

@@ -14,22 +14,6 @@
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-const jr_stmt_def_t jr_stmts_keyauth[] = {
-    /* One round trip answers both "is this IP banned" and "which key is this". The ban
-     * side is an aggregate, so that the address's own row and its /64's (jr_ip_subject)
-     * still make one row. */
-    {"key_auth",
-     "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"
-     " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"
-     " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"
-     " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"
-     " LEFT JOIN api_keys k ON k.key_hash = %s",
-     NULL},
-    {"key_touch", "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 /* CRC-32 (IEEE), table-driven; the table is built on first use (idempotent, so a race
  * between threads only computes the same values twice). */
 static uint32_t crc_table[256];
@@ -162,13 +146,13 @@ static int is_mutation(const char *method)
     return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
 }
 
-int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
+int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *now = jr_now_iso(p), *exp;
+    const char *now = jr_now_iso(p);
     jr_rows_t *r;
-    jr_rate_t rt;
 
+    ctx->who.key_row = NULL;
     if (!ctx->counters) {
         /* Without the shared counters a key would have no rate limit and guessing no ban:
          * refuse rather than serve unlimited. */
@@ -176,39 +160,53 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
         return 0;
     }
     if (!key || !*key || !jr_key_wellformed(key)) {
-        int banned = jr_ban_check(ctx, res);
-        if (banned) {
-            return 0;
-        }
-        if (!key || !*key) {
-            jr_fail(res, p, 401, "API key required: send it in X-Api-Key or Authorization: Bearer");
-            return 0;
-        }
-        return refuse_key(ctx, res, "invalid API key");
+        return jr_ban_check(ctx, res) == 0;
     }
-    if (jr_db_select(ctx->db, p, "key_auth", &r,
+    /* One query reads the address's ban and the key's record (kept for the next step). */
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_AUTH, &r,
                      JR_ARGS(ctx->client_ip ? ctx->client_ip : "",
                              ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
                              jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
         r->nrows != 1) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (jr_rows_get(r, 0, "ban_reason")) {
         jr_ban_refuse(ctx, res);
         return 0;
     }
-    if (!jr_rows_get(r, 0, "id")) {
+    ctx->who.key_row = r;
+    return 1;
+}
+
+int jr_key_authenticate(jr_ctx_t *ctx, const char *key, jr_result_t *res)
+{
+    const jr_rows_t *r = ctx->who.key_row;
+    const char *exp;
+    if (!key || !*key) {
+        jr_fail(res, ctx->pool, 401,
+                "API key required: send it in X-Api-Key or Authorization: Bearer");
+        return 0;
+    }
+    if (!r || !jr_rows_get(r, 0, "id")) {
         return refuse_key(ctx, res, "invalid API key");
     }
-    if ((exp = jr_rows_get(r, 0, "expires_at")) != NULL && strcmp(exp, now) <= 0) {
-        jr_fail(res, p, 401, "API key expired");
+    if ((exp = jr_rows_get(r, 0, "expires_at")) != NULL &&
+        strcmp(exp, jr_now_iso(ctx->pool)) <= 0) {
+        jr_fail(res, ctx->pool, 401, "API key expired");
         return 0;
     }
     set_identity(ctx, r);
+    return 1;
+}
+
+int jr_key_rate_limit(jr_ctx_t *ctx, jr_result_t *res)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rate_t rt;
     ctx->counters->ops->rate_hit(ctx->counters, ctx->who.key_id,
-                                 (int)jr_rows_int(r, 0, "rate_limit_per_min", 1), apr_time_now(),
-                                 &rt);
+                                 (int)jr_rows_int(ctx->who.key_row, 0, "rate_limit_per_min", 1),
+                                 apr_time_now(), &rt);
     rate_headers(ctx, res, &rt);
     if (!rt.allowed) {
         apr_table_setn(res->headers, "Retry-After", apr_itoa(p, rt.reset));
@@ -216,16 +214,28 @@ int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
                 rt.limit, rt.reset);
         return 0;
     }
-    if (rt.touch && jr_db_exec(ctx->db, p, "key_touch", NULL,
-                               JR_ARGS(now, ctx->client_ip, jr_i64(p, ctx->who.key_id))) !=
-                        APR_SUCCESS) {
-        JR_LOG(JR03002, 0, "could not record the last use of key %lld",
-               ctx->who.key_id);
+    if (rt.touch && jr_db_exec(ctx->db, p, JR_Q_KEY_TOUCH, NULL,
+                               JR_ARGS(jr_now_iso(p), ctx->client_ip,
+                                       jr_i64(p, ctx->who.key_id))) != APR_SUCCESS) {
+        JR_LOG(JR03002, 0, "could not record the last use of key %lld", ctx->who.key_id);
     }
-    if (is_mutation(ctx->method) ? !ctx->who.can_write : !ctx->who.can_read) {
-        jr_fail(res, p, 403, "this API key lacks the '%s' scope",
-                is_mutation(ctx->method) ? "write" : "read");
+    return 1;
+}
+
+int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res)
+{
+    if (write == -1) {
+        write = is_mutation(ctx->method);
+    }
+    if (write ? !ctx->who.can_write : !ctx->who.can_read) {
+        jr_fail(res, ctx->pool, 403, "this API key lacks the '%s' scope", write ? "write" : "read");
         return 0;
     }
     return 1;
+}
+
+int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
+{
+    return jr_key_ban(ctx, key, res) && jr_key_authenticate(ctx, key, res) &&
+           jr_key_rate_limit(ctx, res) && jr_key_scope(ctx, -1, res);
 }

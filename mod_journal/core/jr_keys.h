@@ -13,20 +13,25 @@
 #define JR_KEY_LEN (4 + JR_KEY_BODY_LEN + JR_KEY_CHECK_LEN)
 #define JR_KEY_SHOWN 12 /* the visible prefix: wsk_ and 8 characters */
 
-/* Columns of a key's record, as jr_key_json() reads them. */
-#define JR_KEY_COLS                                                                          \
-    "id, name, prefix, scopes, rate_limit_per_min, branch_ids, expires_at, created_at,"     \
-    " created_by, updated_at, rotated_at, last_used_at, last_used_ip"
-
 char *jr_key_generate(apr_pool_t *p);
 int jr_key_wellformed(const char *key);
 
-/* Authenticates an /api/v1 request: ban check, key, expiry, rate limit, scope. Returns 1 to
- * go on; otherwise fills res and returns 0. */
+/* The road's steps for an API key (jr_road.c), each returning 1 to go on or 0 with the answer
+ * in res. jr_key_ban: the client address's ban (with a well-formed key, read together with the
+ * key's record, kept in ctx->who.key_row for the next step); 503 without the shared counters.
+ * jr_key_authenticate: the key itself (missing, unknown: 401 and a counted failure; expired),
+ * then the caller's identity. jr_key_rate_limit: the key's requests per minute (429; the
+ * RateLimit headers), its last use recorded. jr_key_scope: read or write (1), or by the
+ * method (-1). */
+int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res);
+int jr_key_authenticate(jr_ctx_t *ctx, const char *key, jr_result_t *res);
+int jr_key_rate_limit(jr_ctx_t *ctx, jr_result_t *res);
+int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res);
+/* The four in order, for callers outside the road. */
 int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res);
 
-/* The record of row i (JR_KEY_COLS), never the secret: written to a streaming writer, or as
- * a jansson value. */
+/* The record of row i (JR_KEY_COLS, in jr_keys_admin_sql.h), never the secret: written to a
+ * streaming writer, or as a jansson value. */
 #include "jr_jw.h"
 void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i);
 json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i);

@@ -12,30 +12,9 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-
-const jr_stmt_def_t jr_stmts_keys[] = {
-    {"keys_list", "SELECT " JR_KEY_COLS " FROM api_keys ORDER BY id", NULL},
-    {"key_get", "SELECT " JR_KEY_COLS " FROM api_keys WHERE id = " JR_INT, NULL},
-    {"key_insert",
-     "INSERT INTO api_keys (name, prefix, key_hash, scopes, rate_limit_per_min, branch_ids,"
-     " expires_at, created_at, created_by, updated_at)"
-     " VALUES (%s, %s, %s, %s, CAST(%s AS INTEGER), %s, %s, %s, " JR_INT ", %s) RETURNING id",
-     NULL},
-    {"key_update",
-     "UPDATE api_keys SET name = %s, scopes = %s, rate_limit_per_min = CAST(%s AS INTEGER),"
-     " branch_ids = %s, expires_at = %s, updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"key_rotate",
-     "UPDATE api_keys SET prefix = %s, key_hash = %s, rotated_at = %s, updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"key_delete", "DELETE FROM api_keys WHERE id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_key_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 100},
     {.name = "scopes", .type = JR_F_STRING_ARRAY, .required = 1, .max_items = 2},
     {.name = "rate_limit_per_min", .type = JR_F_INT, .nullable = 1},
@@ -45,7 +24,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_key_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 100},
     {.name = "scopes", .type = JR_F_STRING_ARRAY, .max_items = 2},
     {.name = "rate_limit_per_min", .type = JR_F_INT},
@@ -56,8 +35,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_keys[] = {
-    {"POST /api/api-keys", create_fields},
-    {"PUT /api/api-keys/:id", update_fields},
+    {"POST /api/api-keys", jr_fields_key_create},
+    {"PUT /api/api-keys/:id", jr_fields_key_update},
     {NULL, NULL},
 };
 
@@ -108,7 +87,7 @@ json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
 json_t *jr_key_load(jr_ctx_t *ctx, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "key_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
         return NULL;
@@ -116,13 +95,13 @@ json_t *jr_key_load(jr_ctx_t *ctx, long long id)
     return jr_json_own(ctx->pool, jr_key_json(ctx->pool, rows, 0));
 }
 
-apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
     jr_jw_t w;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "keys_list", &rows, JR_NOARGS) != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_KEYS_LIST, &rows, JR_NOARGS) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, ctx->pool, 512 * (size_t)(rows->nrows + 1));
     jr_jw_arr(&w);
@@ -133,7 +112,7 @@ apr_status_t jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply_jw(res, 200, &w);
 }
 
-apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:{s:b, s:b}, s:{s:i, s:i, s:i}}", "scopes", "read", 1, "write", 1,
@@ -141,11 +120,11 @@ apr_status_t jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                               "default", ctx->cfg->rate_default));
 }
 
-apr_status_t jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *k = jr_key_load(ctx, jr_param_id(ctx, "id"));
     if (!k) {
-        return jr_fail(res, ctx->pool, 404, "API key not found");
+        return jr_err_not_found(ctx, res, "API key");
     }
     return jr_reply(res, ctx->pool, 200, json_incref(k));
 }
@@ -156,119 +135,139 @@ typedef struct {
     int expires_given, branches_given;
 } key_input_t;
 
-static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_result_t *res)
+/* scopes: a list of read and write, at least one. 0, or -1 with the answer in res. */
+static int read_scopes(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
 {
-    apr_pool_t *p = ctx->pool;
-    json_t *v;
-    apr_time_t t;
-
-    memset(k, 0, sizeof(*k));
-    k->name = jr_json_trimmed(p, in, "name");
-    if ((v = json_object_get(in, "scopes")) != NULL) {
-        int read = 0, write = 0;
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e) {
-            const char *s = json_string_value(e);
-            if (!strcmp(s, "read")) {
-                read = 1;
-            } else if (!strcmp(s, "write")) {
-                write = 1;
-            } else {
-                jr_fail(res, p, 400, "scopes: '%s' is not a scope (allowed: read, write)", s);
-                return -1;
-            }
-        }
-        if (!read && !write) {
-            jr_fail(res, p, 400, "scopes must name at least one of read, write");
+    int read = 0, write = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach((json_t *)v, i, e) {
+        const char *s = json_string_value(e);
+        if (!strcmp(s, "read")) {
+            read = 1;
+        } else if (!strcmp(s, "write")) {
+            write = 1;
+        } else {
+            jr_err_invalid(ctx, res, "scopes",
+                           "scopes: '%s' is not a scope (allowed: read, write)", s);
             return -1;
         }
-        k->scopes = read && write ? "read,write" : read ? "read" : "write";
+    }
+    if (!read && !write) {
+        jr_err_invalid(ctx, res, "scopes", "scopes must name at least one of read, write");
+        return -1;
+    }
+    k->scopes = read && write ? "read,write" : read ? "read" : "write";
+    return 0;
+}
+
+/* expires_at: null, or an ISO 8601 time in the future. */
+static int read_expiry(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
+{
+    apr_time_t t;
+    k->expires_given = 1;
+    if (json_is_null(v)) {
+        return 0;
+    }
+    if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
+        jr_err_invalid(ctx, res, "expires_at",
+                       "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
+        return -1;
+    }
+    if (t <= apr_time_now()) {
+        jr_err_invalid(ctx, res, "expires_at", "expires_at must be in the future");
+        return -1;
+    }
+    k->expires = jr_iso_time(ctx->pool, t);
+    return 0;
+}
+
+/* branch_ids: null (every branch) or branches that exist; never an empty list. */
+static int read_branches(jr_ctx_t *ctx, const json_t *v, key_input_t *k, jr_result_t *res)
+{
+    apr_array_header_t *ids;
+    apr_status_t rv;
+    long long missing;
+    k->branches_given = 1;
+    if (json_is_array(v) && json_array_size(v) == 0) {
+        /* "No branch" is no key at all; "every branch" is said with null or by leaving
+         * the field out, so an empty list is never read as the widest access. */
+        jr_err_invalid(ctx, res, "branch_ids",
+                       "branch_ids: omit branch_ids or send null for an unrestricted key");
+        return -1;
+    }
+    if (json_is_null(v)) {
+        return 0;
+    }
+    ids = jr_ids_from_json(ctx->pool, v);
+    missing = jr_branches_missing(ctx, ids, &rv);
+    if (rv != APR_SUCCESS) {
+        jr_err_db(ctx, res);
+        return -1;
+    }
+    if (missing) {
+        jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist", missing);
+        return -1;
+    }
+    k->branches = jr_ids_json(ctx->pool, ids);
+    return 0;
+}
+
+/* The key's fields from a body the route checked. 0, or -1 with the answer in res. */
+static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_result_t *res)
+{
+    json_t *v;
+    memset(k, 0, sizeof(*k));
+    k->name = jr_json_trimmed(ctx->pool, in, "name");
+    if ((v = json_object_get(in, "scopes")) != NULL && read_scopes(ctx, v, k, res) != 0) {
+        return -1;
     }
     if ((v = json_object_get(in, "rate_limit_per_min")) != NULL && !json_is_null(v)) {
         json_int_t n = json_integer_value(v);
         if (n < 1 || n > ctx->cfg->rate_max) {
-            jr_fail(res, p, 400, "rate_limit_per_min must be an integer from 1 to %d",
-                    ctx->cfg->rate_max);
+            jr_err_invalid(ctx, res, "rate_limit_per_min",
+                           "rate_limit_per_min must be an integer from 1 to %d",
+                           ctx->cfg->rate_max);
             return -1;
         }
-        k->rate = jr_i64(p, n);
+        k->rate = jr_i64(ctx->pool, n);
     }
-    if ((v = json_object_get(in, "expires_at")) != NULL) {
-        k->expires_given = 1;
-        if (!json_is_null(v)) {
-            if (jr_parse_iso_time(json_string_value(v), &t) != 0) {
-                jr_fail(res, p, 400,
-                        "expires_at must be an ISO 8601 timestamp such as 2027-01-31T12:00:00Z");
-                return -1;
-            }
-            if (t <= apr_time_now()) {
-                jr_fail(res, p, 400, "expires_at must be in the future");
-                return -1;
-            }
-            k->expires = jr_iso_time(p, t);
-        }
+    if ((v = json_object_get(in, "expires_at")) != NULL && read_expiry(ctx, v, k, res) != 0) {
+        return -1;
     }
-    if ((v = json_object_get(in, "branch_ids")) != NULL) {
-        k->branches_given = 1;
-        if (json_is_array(v) && json_array_size(v) == 0) {
-            /* "No branch" is no key at all; "every branch" is said with null or by leaving
-             * the field out, so an empty list is never read as the widest access. */
-            jr_fail(res, p, 400,
-                    "branch_ids: omit branch_ids or send null for an unrestricted key");
-            return -1;
-        }
-        if (!json_is_null(v)) {
-            apr_array_header_t *ids = jr_ids_from_json(p, v);
-            apr_status_t rv;
-            long long missing = jr_branches_missing(ctx, ids, &rv);
-            if (rv != APR_SUCCESS) {
-                jr_fail(res, p, 503, "database unavailable");
-                return -1;
-            }
-            if (missing) {
-                jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
-                return -1;
-            }
-            k->branches = jr_ids_json(p, ids);
-        }
+    if ((v = json_object_get(in, "branch_ids")) != NULL && read_branches(ctx, v, k, res) != 0) {
+        return -1;
     }
     return 0;
 }
 
-static apr_status_t reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
-                                      const char *secret)
+static int reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
+                             const char *secret)
 {
     json_t *k = jr_key_load(ctx, id), *out;
     if (!k) {
-        return jr_fail(res, ctx->pool, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     out = json_deep_copy(k);
     json_object_set_new(out, "key", json_string(secret));
     return jr_reply(res, ctx->pool, status, out);
 }
 
-apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *secret, *now = jr_now_iso(p);
+    const char *secret, *now = jr_now_iso(p);
     key_input_t k;
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (read_key_input(ctx, in, &k, res) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!(secret = jr_key_generate(p))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "key_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_INSERT, &rows,
                      JR_ARGS(k.name, apr_pstrndup(p, secret, JR_KEY_SHOWN),
                              jr_sha256_hex(p, secret, strlen(secret)), k.scopes,
                              k.rate ? k.rate : jr_i64(p, ctx->cfg->rate_default), k.branches,
@@ -276,40 +275,33 @@ apr_status_t jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                              jr_opt_i64(p, ctx->who.user_id), now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     id = jr_rows_int(rows, 0, "id", 0);
     if (jr_audit(ctx, "create", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_with_secret(ctx, res, 201, id, secret);
 }
 
-apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields);
     jr_rows_t *rows;
     key_input_t k;
     json_t *out;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
-    if (jr_db_select(ctx->db, p, "key_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "API key not found");
+        return jr_err_not_found(ctx, res, "API key");
     }
-    if (read_key_input(ctx, in, &k, res) != 0 || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (read_key_input(ctx, in, &k, res) != 0) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "key_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_UPDATE, NULL,
                    JR_ARGS(k.name ? k.name : jr_rows_get(rows, 0, "name"),
                            k.scopes ? k.scopes : jr_rows_get(rows, 0, "scopes"),
                            k.rate ? k.rate : jr_rows_get(rows, 0, "rate_limit_per_min"),
@@ -317,65 +309,48 @@ apr_status_t jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
                            k.expires_given ? k.expires : jr_rows_get(rows, 0, "expires_at"),
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(out = jr_key_load(ctx, id))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, json_incref(out));
 }
 
-apr_status_t jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     int n = 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "key_delete", &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_DELETE, &n, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "delete", "api_key", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "API key not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "API key");
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_keys_rotate(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *secret = jr_key_generate(p), *now = jr_now_iso(p);
     int n = 0;
     if (!secret) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "key_rotate", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_KEY_ROTATE, &n,
                    JR_ARGS(apr_pstrndup(p, secret, JR_KEY_SHOWN),
                            jr_sha256_hex(p, secret, strlen(secret)), now, now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "rotate", "api_key", id,
                            jr_json_own(p, json_pack("[s, s]", "key", "prefix"))) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "API key not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "API key");
     }
     return reply_with_secret(ctx, res, 200, id, secret);
 }

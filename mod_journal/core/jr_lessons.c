@@ -17,83 +17,11 @@
 #include "jr_topic.h"
 #include "jr_util.h"
 
-#define REPORT_COLS                                                                    \
-    "r.id, r.group_id, r.branch_id, r.lesson_date, r.lesson_time, r.text, r.topic,"    \
-    " r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"           \
-    " r.created_at, r.updated_at, r.created_by, r.created_by_key"
-#define REPORT_FILTER                                                                  \
-    " FROM lesson_reports r WHERE (CAST(%s AS BIGINT) IS NULL OR r.group_id = CAST(%s AS BIGINT))" \
-    " AND (CAST(%s AS BIGINT) IS NULL OR r.branch_id = CAST(%s AS BIGINT))"            \
-    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date >= %s)"                           \
-    " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date <= %s) AND "
-
-const jr_stmt_def_t jr_stmts_lessons[] = {
-    /* No time sorts after every time of its day; the cursor's position is (date, time or '',
-     * id). */
-    JR_SCOPED("reports_list",
-              "SELECT " REPORT_COLS ", COALESCE(r.lesson_time, '') AS sort_time" REPORT_FILTER,
-              "r.branch_id",
-              " AND (CAST(%s AS TEXT) IS NULL OR r.lesson_date < %s OR (r.lesson_date = %s"
-              " AND (COALESCE(r.lesson_time, '') < %s OR (COALESCE(r.lesson_time, '') = %s"
-              " AND r.id < CAST(%s AS BIGINT)))))"
-              " ORDER BY r.lesson_date DESC, COALESCE(r.lesson_time, '') DESC, r.id DESC"
-              " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("reports_sync",
-              "SELECT " REPORT_COLS ", r.updated_at AS sync_at, NULL AS sync_deleted_at"
-              " FROM lesson_reports r WHERE ", "r.branch_id",
-              JR_SYNC_TAIL("r.updated_at", "r.id", "NULL")),
-    JR_SCOPED("reports_count", "SELECT COUNT(*) AS n" REPORT_FILTER, "r.branch_id", ""),
-    {"report_get", "SELECT " REPORT_COLS " FROM lesson_reports r WHERE r.id = " JR_INT, NULL},
-    {"report_taken",
-     "SELECT id FROM lesson_reports WHERE group_id = " JR_INT " AND lesson_date = %s"
-     " AND id <> " JR_INT,
-     NULL},
-    {"report_insert",
-     "INSERT INTO lesson_reports (group_id, branch_id, lesson_date, lesson_time, text, topic,"
-     " ai_status, created_at, updated_at, created_by, created_by_key)"
-     " VALUES (" JR_INT ", " JR_INT ", %s, %s, %s, %s, %s, %s, %s, " JR_INT ", " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"report_update",
-     "UPDATE lesson_reports SET group_id = " JR_INT ", branch_id = " JR_INT ", lesson_date = %s,"
-     " lesson_time = %s, text = %s, topic = %s, ai_status = %s, updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"report_delete", "DELETE FROM lesson_reports WHERE id = " JR_INT, NULL},
-    {"report_jobs_delete",
-     "DELETE FROM ai_jobs WHERE entity_type = 'lesson_report' AND entity_id = " JR_INT, NULL},
-    {"version_insert",
-     "INSERT INTO lesson_report_versions (report_id, text, source, created_at, created_by,"
-     " created_by_key) VALUES (" JR_INT ", %s, %s, %s, " JR_INT ", " JR_INT ")",
-     NULL},
-    /* stream_version reads the columns in this order. */
-    {"versions_list",
-     "SELECT id, report_id, text, source, created_at, created_by, created_by_key"
-     " FROM lesson_report_versions WHERE report_id = " JR_INT " ORDER BY id DESC"
-     " LIMIT " JR_INT " OFFSET " JR_INT,
-     NULL},
-    {"versions_count",
-     "SELECT COUNT(*) AS n FROM lesson_report_versions WHERE report_id = " JR_INT, NULL},
-    /* Drops the versions older than the newest N + 1 that are not the original (N is the
-     * parameter); nothing while there are fewer. */
-    {"versions_trim",
-     "DELETE FROM lesson_report_versions WHERE report_id = " JR_INT " AND source <> 'create'"
-     " AND id < (SELECT id FROM lesson_report_versions WHERE report_id = " JR_INT
-     " AND source <> 'create' ORDER BY id DESC LIMIT 1 OFFSET " JR_INT ")",
-     NULL},
-    {"version_get",
-     "SELECT id, text FROM lesson_report_versions WHERE id = " JR_INT " AND report_id = " JR_INT,
-     NULL},
-    {"reports_move_branch",
-     "UPDATE lesson_reports SET branch_id = " JR_INT " WHERE group_id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 #define TEXT_MAX 20000 /* characters: documented in docs/admin-api.md */
 #define TOPIC_MAX 300
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_report_create[] = {
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "lesson_date", .type = JR_F_STRING, .required = 1},
     {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
@@ -102,7 +30,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_report_update[] = {
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "lesson_date", .type = JR_F_STRING},
     {.name = "lesson_time", .type = JR_F_STRING, .nullable = 1},
@@ -112,8 +40,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_lessons[] = {
-    {"POST /api/lesson-reports", create_fields},
-    {"PUT /api/lesson-reports/:id", update_fields},
+    {"POST /api/lesson-reports", jr_fields_report_create},
+    {"PUT /api/lesson-reports/:id", jr_fields_report_update},
     {NULL, NULL},
 };
 
@@ -145,24 +73,24 @@ void jr_report_write(jr_jw_t *w, const jr_rows_t *r, int i)
 static jr_rows_t *report_row(jr_ctx_t *ctx, jr_result_t *res, long long id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "report_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_REPORT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return NULL;
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        jr_fail(res, ctx->pool, 404, "lesson report not found");
+        jr_err_not_found(ctx, res, "lesson report");
         return NULL;
     }
     return rows;
 }
 
-static apr_status_t reply_report(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_report(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows = report_row(ctx, res, id);
     jr_jw_t w;
     if (!rows) {
-        return APR_SUCCESS;
+        return res->status;
     }
     jr_jw_init(&w, ctx->pool, 2048);
     jr_report_write(&w, rows, 0);
@@ -179,7 +107,7 @@ static int query_date(jr_ctx_t *ctx, jr_result_t *res, const char *name, const c
         return 0;
     }
     if (jr_parse_date(v, &y, &m, &d) != 0) {
-        jr_fail(res, ctx->pool, 400, "%s must be a date YYYY-MM-DD", name);
+        jr_err_invalid(ctx, res, name, "%s must be a date YYYY-MM-DD", name);
         return -1;
     }
     *out = v;
@@ -191,10 +119,10 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     jr_report_write(w, r, i);
 }
 
-static const jr_sync_def_t reports_sync = {"lesson-reports", "lesson_report", "reports_sync",
+static const jr_sync_def_t reports_sync = {"lesson-reports", "lesson_report", JR_Q_REPORTS_SYNC,
                                            sync_write};
 
-apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long group, branch;
@@ -213,7 +141,7 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         query_date(ctx, res, "date_from", &from) != 0 ||
         query_date(ctx, res, "date_to", &to) != 0 ||
         jr_page_begin(ctx, res, "lesson-reports", 3, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     d = jr_page_key(&pg, 0);
     t = jr_page_key(&pg, 1);
@@ -221,12 +149,12 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     /* lesson_date is a calendar date of the configured zone already: compared as text. */
-    if (jr_db_select(ctx->db, p, "reports_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORTS_LIST, &rows,
                      JR_ARGS(g, g, b, b, from, from, to, to, scope, scope, d, d, d, t, t, id,
                              jr_page_fetch(p, &pg), jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "reports_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_REPORTS_COUNT, &count,
                      JR_ARGS(g, g, b, b, from, from, to, to, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 1024 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -236,7 +164,7 @@ apr_status_t jr_op_reports_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
-apr_status_t jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_report(ctx, res, 200, jr_param_id(ctx, "id"));
 }
@@ -251,7 +179,7 @@ static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
     int max = ctx->cfg && ctx->cfg->report_versions_max > 0
                   ? ctx->cfg->report_versions_max
                   : jr_config_defaults.report_versions_max;
-    if (jr_db_exec(ctx->db, p, "version_insert", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_VERSION_INSERT, NULL,
                    JR_ARGS(rid, text, source, jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
                            jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS) {
         return APR_EGENERAL;
@@ -259,7 +187,7 @@ static apr_status_t add_version(jr_ctx_t *ctx, long long id, const char *text,
     if (!strcmp(source, "create")) {
         return APR_SUCCESS;
     }
-    return jr_db_exec(ctx->db, p, "versions_trim", NULL, JR_ARGS(rid, rid, jr_i64(p, max - 2)));
+    return jr_db_exec(ctx->db, p, JR_Q_VERSIONS_TRIM, NULL, JR_ARGS(rid, rid, jr_i64(p, max - 2)));
 }
 
 /* Validated values of a create or update. */
@@ -275,29 +203,30 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
     jr_rows_t *rows;
     int y, m, d, h, mi, rc;
     if (jr_parse_date(in->lesson_date, &y, &m, &d) != 0) {
-        jr_fail(res, p, 400, "lesson_date must be a real date YYYY-MM-DD");
+        jr_err_invalid(ctx, res, "lesson_date", "lesson_date must be a real date YYYY-MM-DD");
         return -1;
     }
     if (in->lesson_time && jr_parse_hhmm(in->lesson_time, &h, &mi) != 0) {
-        jr_fail(res, p, 400, "lesson_time must be HH:MM from 00:00 to 23:59");
+        jr_err_invalid(ctx, res, "lesson_time", "lesson_time must be HH:MM from 00:00 to 23:59");
         return -1;
     }
     /* A report keeps its group while that group is in the trash; a new one must be live. */
     if (in->group_id != old_group &&
         (rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
-        rc < 0 ? jr_fail(res, p, 503, "database unavailable")
-               : jr_fail(res, p, 400, "group_id: group %lld does not exist", in->group_id);
+        rc < 0 ? jr_err_db(ctx, res)
+               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                in->group_id);
         return -1;
     }
-    if (jr_db_select(ctx->db, p, "report_taken", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORT_TAKEN, &rows,
                      JR_ARGS(jr_i64(p, in->group_id), in->lesson_date, jr_i64(p, self))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return -1;
     }
     if (rows->nrows > 0) {
-        jr_fail(res, p, 409, "group %lld already has a lesson report on %s", in->group_id,
-                in->lesson_date);
+        jr_err_conflict(ctx, res, "group %lld already has a lesson report on %s", in->group_id,
+                        in->lesson_date);
         jr_error_code(res, "duplicate");
         jr_error_id(res, jr_rows_int(rows, 0, "id", 0));
         return -1;
@@ -307,18 +236,15 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
 
 static const char *const conflict = "the group already has a lesson report on that date";
 
-apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p), *status;
+    const char *now = jr_now_iso(p), *status;
     report_input_t r;
     jr_rows_t *rows;
     long long id;
     int ai;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     memset(&r, 0, sizeof(r));
     r.group_id = jr_json_int(in, "group_id", 0);
     r.lesson_date = jr_json_str(in, "lesson_date", "");
@@ -327,14 +253,11 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     r.topic = jr_json_str(in, "topic", NULL);
     r.topic = r.topic && *jr_trim(p, r.topic) ? r.topic : NULL;
     if (check_report(ctx, res, &r, 0, 0) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    ai = jr_setting_on(ctx, "lesson_ai_enabled");
+    ai = jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED);
     status = ai ? "pending" : NULL;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "report_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_REPORT_INSERT, &rows,
                      JR_ARGS(jr_i64(p, r.group_id), jr_i64(p, r.branch_id), r.lesson_date,
                              r.lesson_time, r.text, r.topic, status, now, now,
                              jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
@@ -346,42 +269,33 @@ apr_status_t jr_op_reports_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *
                 jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
         jr_audit(ctx, "create", "lesson_report", id, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     return reply_report(ctx, res, 201, id);
 }
 
 /* Writes a report's new state, a version when the text changed, and the audit row. */
-static apr_status_t save_report(jr_ctx_t *ctx, jr_result_t *res, long long id,
-                                const report_input_t *r, const char *old_text,
-                                const char *status, const char *source, const char *action,
-                                json_t *changes)
+static int save_report(jr_ctx_t *ctx, jr_result_t *res, long long id, const report_input_t *r,
+                       const char *old_text, const char *status, const char *source,
+                       const char *action, json_t *changes)
 {
     apr_pool_t *p = ctx->pool;
     int text_changed = strcmp(r->text, old_text) != 0;
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "report_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_REPORT_UPDATE, NULL,
                    JR_ARGS(jr_i64(p, r->group_id), jr_i64(p, r->branch_id), r->lesson_date,
                            r->lesson_time, r->text, r->topic, status, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_jobs_follow(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
         ((text_changed || strcmp(source, "edit")) &&
          add_version(ctx, id, r->text, source) != APR_SUCCESS) ||
-        (text_changed && !strcmp(source, "edit") && jr_setting_on(ctx, "lesson_ai_enabled") &&
+        (text_changed && !strcmp(source, "edit") &&
+         jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED) &&
          (jr_ai_queue(ctx, "lesson_report", id, r->branch_id) != APR_SUCCESS ||
           jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS)) ||
         (!strcmp(source, "revert") &&
          jr_event_report(ctx, "lesson_report_status", id) != APR_SUCCESS) ||
         jr_audit(ctx, action, "lesson_report", id, changes) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     return reply_report(ctx, res, 200, id);
 }
@@ -395,20 +309,17 @@ static void current_values(const jr_rows_t *rows, report_input_t *r)
     r->topic = jr_rows_get(rows, 0, "topic");
 }
 
-apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *status;
+    const char *status;
     jr_rows_t *rows;
     report_input_t r;
     json_t *v;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (!(rows = report_row(ctx, res, id))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     current_values(rows, &r);
     r.group_id = jr_json_int(in, "group_id", r.group_id);
@@ -424,31 +335,29 @@ apr_status_t jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     }
     r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
     if (check_report(ctx, res, &r, id, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     status = jr_rows_get(rows, 0, "ai_status");
-    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) && jr_setting_on(ctx, "lesson_ai_enabled")) {
+    if (strcmp(r.text, jr_rows_get(rows, 0, "text")) &&
+        jr_setting_on(ctx, JR_SETTING_LESSON_AI_ENABLED)) {
         status = "pending";
     }
     return save_report(ctx, res, id, &r, jr_rows_get(rows, 0, "text"), status, "edit", "update",
                        jr_json_own(p, jr_json_keys(in)));
 }
 
-apr_status_t jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    if (!report_row(ctx, res, id) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (!report_row(ctx, res, id)) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "report_jobs_delete", NULL, JR_ARGS(jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_REPORT_JOBS_DELETE, NULL, JR_ARGS(jr_i64(p, id))) !=
             APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "report_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_REPORT_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "lesson_report", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }
@@ -469,7 +378,7 @@ static int stream_version(void *baton, const jr_rows_t *shape, const char *const
     return 0;
 }
 
-apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *id = jr_i64(p, jr_param_id(ctx, "id"));
@@ -478,35 +387,35 @@ apr_status_t jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t
     jr_jw_t w;
     if (jr_list_params(ctx, res, &limit, &offset) != 0 ||
         !report_row(ctx, res, jr_param_id(ctx, "id"))) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "versions_count", &count, JR_ARGS(id)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_VERSIONS_COUNT, &count, JR_ARGS(id)) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    if (jr_db_select_each(ctx->db, p, "versions_list", stream_version, &w,
+    if (jr_db_select_each(ctx->db, p, JR_Q_VERSIONS_LIST, stream_version, &w,
                           JR_ARGS(id, jr_i64(p, limit), jr_i64(p, offset))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), vid = jr_param_id(ctx, "versionId");
     jr_rows_t *rows, *ver;
     report_input_t r;
     if (!(rows = report_row(ctx, res, id))) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "version_get", &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_VERSION_GET, &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (ver->nrows != 1) {
-        return jr_fail(res, p, 404, "version not found");
+        return jr_err_not_found(ctx, res, "version");
     }
     current_values(rows, &r);
     r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);
@@ -516,17 +425,18 @@ apr_status_t jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_r
                        jr_json_own(p, json_pack("[s]", "text")));
 }
 
-apr_status_t jr_op_reports_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_reports_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     report_input_t r;
     if (!(rows = report_row(ctx, res, id))) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!jr_rows_get(rows, 0, "text_original")) {
-        return jr_fail(res, p, 409, "the report has no original text: the AI did not rewrite it");
+        return jr_err_conflict(ctx, res,
+                               "the report has no original text: the AI did not rewrite it");
     }
     current_values(rows, &r);
     r.branch_id = jr_rows_int(rows, 0, "branch_id", 0);

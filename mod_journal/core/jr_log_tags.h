@@ -65,6 +65,10 @@
     X(JR01020, ERR)                                                                           \
     X(JR01021, WARN)                                                                          \
     X(JR01022, WARN)                                                                          \
+    X(JR01030, ERR)                                                                           \
+    X(JR01031, WARN)                                                                          \
+    X(JR01032, ERR)                                                                           \
+    X(JR01033, ERR)                                                                           \
     /* shared counters */                                                                     \
     X(JR02001, WARN)                                                                          \
     X(JR02010, WARN)                                                                          \

@@ -8,67 +8,14 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define MODULE_COLS                                                                      \
-    "m.id, m.name, m.lessons_count, m.description, m.created_at, m.updated_at,"          \
-    " (SELECT COUNT(*) FROM entries e WHERE e.module_id = m.id AND e.deleted_at IS NULL)" \
-    " AS entries_count"
-#define MODULE_FILTER_SQLITE \
-    " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR" \
-    " m.name LIKE %s ESCAPE '\\' OR m.description LIKE %s ESCAPE '\\')"
-#define MODULE_FILTER_PG \
-    " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR" \
-    " m.name ILIKE %s ESCAPE '\\' OR m.description ILIKE %s ESCAPE '\\')"
-/* The cursor's position (name, id), then the page. */
-#define MODULE_PAGE                                                                      \
-    " AND (CAST(%s AS TEXT) IS NULL OR m.name > %s OR (m.name = %s"                      \
-    " AND m.id > CAST(%s AS BIGINT)))"                                                    \
-    " ORDER BY m.name, m.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
-
-const jr_stmt_def_t jr_stmts_modules[] = {
-    {"modules_list", "SELECT " MODULE_COLS MODULE_FILTER_SQLITE MODULE_PAGE,
-     "SELECT " MODULE_COLS MODULE_FILTER_PG MODULE_PAGE},
-    {"modules_sync",
-     "SELECT " MODULE_COLS ", m.updated_at AS sync_at, m.deleted_at AS sync_deleted_at"
-     /* Modules belong to no branch: the two scope arguments are taken and ignored. */
-     " FROM modules m WHERE (CAST(%s AS TEXT) IS NULL OR CAST(%s AS TEXT) IS NOT NULL)"
-     JR_SYNC_TAIL("m.updated_at", "m.id", "m.deleted_at"),
-     NULL},
-    {"modules_count", "SELECT COUNT(*) AS n" MODULE_FILTER_SQLITE,
-     "SELECT COUNT(*) AS n" MODULE_FILTER_PG},
-    {"module_get", "SELECT " MODULE_COLS ", m.deleted_at FROM modules m WHERE m.id = " JR_INT, NULL},
-    {"module_name_taken",
-     "SELECT id FROM modules WHERE name = %s AND deleted_at IS NULL AND id <> " JR_INT, NULL},
-    {"module_insert",
-     "INSERT INTO modules (name, lessons_count, description, created_at, updated_at)"
-     " VALUES (%s, CAST(%s AS INTEGER), %s, %s, %s) RETURNING id",
-     NULL},
-    {"module_update",
-     "UPDATE modules SET name = %s, lessons_count = CAST(%s AS INTEGER), description = %s,"
-     " updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"module_soft_delete",
-     "UPDATE modules SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {"module_unlink_entries",
-     "UPDATE entries SET module_id = NULL, updated_at = %s WHERE module_id = " JR_INT, NULL},
-    {"module_restore",
-     "UPDATE modules SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"module_exists", "SELECT name FROM modules WHERE id = " JR_INT " AND deleted_at IS NULL",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_module_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "lessons_count", .type = JR_F_INT, .min = 0, .max = 1000},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = 10000},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_module_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "lessons_count", .type = JR_F_INT, .min = 0, .max = 1000},
     {.name = "description", .type = JR_F_STRING, .nullable = 1, .max = 10000},
@@ -76,8 +23,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_modules[] = {
-    {"POST /api/modules", create_fields},
-    {"PUT /api/modules/:id", update_fields},
+    {"POST /api/modules", jr_fields_module_create},
+    {"PUT /api/modules/:id", jr_fields_module_update},
     {NULL, NULL},
 };
 
@@ -98,7 +45,7 @@ static void module_write(jr_jw_t *w, const jr_rows_t *r, int i)
 int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "module_exists", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_EXISTS, &rows,
                      JR_ARGS(jr_i64(ctx->pool, id))) != APR_SUCCESS) {
         return -1;
     }
@@ -108,21 +55,20 @@ int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name)
     return rows->nrows == 1;
 }
 
-static apr_status_t reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
-                                 int deleted)
+static int reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, long long id, int deleted)
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, "module_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
         return jr_fail(res, ctx->pool, 404, deleted ? "no deleted module with this id"
                                                     : "module not found");
     }
     if (status == 0) {
-        return APR_SUCCESS; /* existence check only */
+        return 0; /* existence check only: nothing answered */
     }
     jr_jw_init(&w, ctx->pool, 512);
     module_write(&w, rows, 0);
@@ -134,9 +80,9 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     module_write(w, r, i);
 }
 
-static const jr_sync_def_t modules_sync = {"modules", "module", "modules_sync", sync_write};
+static const jr_sync_def_t modules_sync = {"modules", "module", JR_Q_MODULES_SYNC, sync_write};
 
-apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *q = apr_table_get(ctx->query, "search"), *pat = NULL;
@@ -150,19 +96,19 @@ apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
         return jr_sync_list(ctx, res, &modules_sync);
     }
     if (jr_page_begin(ctx, res, "modules", 2, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (q && *q) {
         pat = jr_like_pattern(p, jr_trim(p, q));
     }
     k0 = jr_page_key(&pg, 0);
     k1 = jr_page_key(&pg, 1);
-    if (jr_db_select(ctx->db, p, "modules_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_MODULES_LIST, &rows,
                      JR_ARGS(pat, pat, pat, k0, k0, k0, k1, jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "modules_count", &count, JR_ARGS(pat, pat, pat)) !=
+        jr_db_select(ctx->db, p, JR_Q_MODULES_COUNT, &count, JR_ARGS(pat, pat, pat)) !=
             APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -172,7 +118,7 @@ apr_status_t jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
 }
 
-apr_status_t jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_module(ctx, res, 200, jr_param_id(ctx, "id"), 0);
 }
@@ -180,13 +126,13 @@ apr_status_t jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res
 static int name_taken(jr_ctx_t *ctx, jr_result_t *res, const char *name, long long self)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, "module_name_taken", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_NAME_TAKEN, &rows,
                      JR_ARGS(name, jr_i64(ctx->pool, self))) != APR_SUCCESS) {
-        jr_fail(res, ctx->pool, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 1;
     }
     if (rows->nrows > 0) {
-        jr_fail(res, ctx->pool, 409, "a module named '%s' already exists", name);
+        jr_err_conflict(ctx, res, "a module named '%s' already exists", name);
         return 1;
     }
     return 0;
@@ -194,126 +140,103 @@ static int name_taken(jr_ctx_t *ctx, jr_result_t *res, const char *name, long lo
 
 static const char *const conflict = "a module with this name already exists";
 
-apr_status_t jr_op_modules_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     jr_rows_t *rows;
     long long id;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     name = jr_json_trimmed(p, in, "name");
-    if (name_taken(ctx, res, name, 0) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (name_taken(ctx, res, name, 0)) {
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "module_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_INSERT, &rows,
                      JR_ARGS(name, jr_i64(p, jr_json_int(in, "lessons_count", 0)),
                              jr_json_str(in, "description", ""), now, now)) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "module", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     return reply_module(ctx, res, 201, id, 0);
 }
 
-apr_status_t jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields), *name, *desc;
+    const char *name, *desc;
     jr_rows_t *rows;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
-    if (jr_db_select(ctx->db, p, "module_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at")) {
-        return jr_fail(res, p, 404, "module not found");
+        return jr_err_not_found(ctx, res, "module");
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
     desc = json_object_get(in, "description") ? jr_json_str(in, "description", "")
                                               : jr_rows_get(rows, 0, "description");
-    if (name_taken(ctx, res, name, id) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (name_taken(ctx, res, name, id)) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "module_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_UPDATE, NULL,
                    JR_ARGS(name,
                            jr_i64(p, jr_json_int(in, "lessons_count",
                                                  jr_rows_int(rows, 0, "lessons_count", 0))),
                            desc, jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "module", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     return reply_module(ctx, res, 200, id, 0);
 }
 
-apr_status_t jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *now = jr_now_iso(p);
     int n = 0;
 
-    if (reply_module(ctx, res, 0, id, 0) != APR_SUCCESS || res->json) {
-        return APR_SUCCESS;
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (reply_module(ctx, res, 0, id, 0) != 0) {
+        return res->status;
     }
     /* Spec: deleting a module clears module_id on its entries (restoring does not relink). */
-    if (jr_db_exec(ctx->db, p, "module_soft_delete", &n,
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
                            jr_i64(p, id))) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "module_unlink_entries", NULL, JR_ARGS(now, jr_i64(p, id))) !=
+        jr_db_exec(ctx->db, p, JR_Q_MODULE_UNLINK_ENTRIES, NULL, JR_ARGS(now, jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "delete", "module", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 404, "module not found");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "module");
     }
     return jr_reply_ok(res, p);
 }
 
-apr_status_t jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
 
-    if (jr_db_select(ctx->db, p, "module_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
         return jr_fail(res, p, 404, "no deleted module with this id");
     }
-    if (name_taken(ctx, res, jr_rows_get(rows, 0, "name"), id) ||
-        jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if (name_taken(ctx, res, jr_rows_get(rows, 0, "name"), id)) {
+        return res->status;
     }
-    if (jr_db_exec(ctx->db, p, "module_restore", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_MODULE_RESTORE, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "module", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, conflict);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, conflict);
     }
     return reply_module(ctx, res, 200, id, 0);
 }

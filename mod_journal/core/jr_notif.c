@@ -15,67 +15,12 @@
 #include "jr_util.h"
 
 typedef struct {
-    const char *type, *level, *setting;
+    const char *type, *level;
+    jr_setting_id_t setting;
 } notif_type_t;
 
-#define NOTIF_ROW(t, l, s) {t, l, s},
-static const notif_type_t types[] = {JR_NOTIFY_TYPES(NOTIF_ROW){NULL, NULL, NULL}};
-
-#define N_COLS                                                                             \
-    "SELECT n.id, n.type, n.level, n.title, n.body, n.entity_type, n.entity_id, n.branch_id," \
-    " n.created_at, m.read_at"
-/* The caller's notifications: user id, then the branch scope (twice). */
-#define N_VISIBLE(scope)                                                                   \
-    " FROM notifications n LEFT JOIN notification_marks m ON m.notification_id = n.id"     \
-    " AND m.user_id = " JR_INT " WHERE " scope " AND m.deleted_at IS NULL"
-/* unread ("1" or NULL), type twice, level twice. */
-#define N_FILTERS                                                                          \
-    " AND (CAST(%s AS TEXT) IS NULL OR m.read_at IS NULL)"                                 \
-    " AND (CAST(%s AS TEXT) IS NULL OR n.type = %s) AND (CAST(%s AS TEXT) IS NULL OR n.level = %s)"
-#define N_BOTH(label, head, tail)                                                          \
-    {label, head N_VISIBLE(JR_SCOPE_SQLITE("n.branch_id")) tail,                           \
-     head N_VISIBLE(JR_SCOPE_PG("n.branch_id")) tail}
-/* Marks for every visible notification the user has none for yet: user, time, scope. */
-#define N_MARK_NEW(col, scope)                                                             \
-    "INSERT INTO notification_marks (notification_id, user_id, " col ")"                   \
-    " SELECT n.id, " JR_INT ", %s FROM notifications n WHERE " scope                       \
-    " AND NOT EXISTS (SELECT 1 FROM notification_marks m WHERE m.notification_id = n.id"   \
-    " AND m.user_id = " JR_INT ")"
-#define N_MARK_ONE(col)                                                                    \
-    "INSERT INTO notification_marks (notification_id, user_id, " col ") VALUES (" JR_INT   \
-    ", " JR_INT ", %s) ON CONFLICT (user_id, notification_id) DO UPDATE SET " col          \
-    " = COALESCE(notification_marks." col ", excluded." col ")"
-
-const jr_stmt_def_t jr_stmts_notif[] = {
-    {"notif_insert",
-     "INSERT INTO notifications (type, level, title, body, entity_type, entity_id, branch_id,"
-     " created_at) VALUES (%s, %s, %s, %s, %s, " JR_INT ", " JR_INT ", %s) RETURNING id",
-     NULL},
-    N_BOTH("notif_list", N_COLS, N_FILTERS " ORDER BY n.id DESC LIMIT " JR_INT " OFFSET " JR_INT),
-    N_BOTH("notif_count", "SELECT COUNT(*) AS n", N_FILTERS),
-    N_BOTH("notif_get", N_COLS, " AND n.id = " JR_INT),
-    {"notif_mark_read", N_MARK_ONE("read_at"), NULL},
-    {"notif_mark_deleted", N_MARK_ONE("deleted_at"), NULL},
-    {"notif_read_new", N_MARK_NEW("read_at", JR_SCOPE_SQLITE("n.branch_id")),
-     N_MARK_NEW("read_at", JR_SCOPE_PG("n.branch_id"))},
-    {"notif_clear_new", N_MARK_NEW("deleted_at", JR_SCOPE_SQLITE("n.branch_id")),
-     N_MARK_NEW("deleted_at", JR_SCOPE_PG("n.branch_id"))},
-    {"notif_read_old",
-     "UPDATE notification_marks SET read_at = %s WHERE user_id = " JR_INT
-     " AND read_at IS NULL AND deleted_at IS NULL",
-     NULL},
-    {"notif_clear_old",
-     "UPDATE notification_marks SET deleted_at = %s WHERE user_id = " JR_INT
-     " AND deleted_at IS NULL",
-     NULL},
-    /* In batches, as the outbox trim: short write transactions. */
-    {"notif_purge",
-     "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < %s"
-     " ORDER BY id LIMIT 5000)",
-     NULL},
-    {"notif_tickets_purge", "DELETE FROM stream_tickets WHERE expires_at <= %s", NULL},
-    {NULL, NULL, NULL},
-};
+#define NOTIF_ROW(t, l, s) {t, l, JR_SETTING_##s},
+static const notif_type_t types[] = {JR_NOTIFY_TYPES(NOTIF_ROW){NULL, NULL, JR_SETTING__COUNT}};
 
 static const notif_type_t *type_of(const char *type)
 {
@@ -116,10 +61,10 @@ apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
     if (!t) {
         return APR_EINVAL;
     }
-    if (!jr_setting_on(ctx, "notify_enabled") || !jr_setting_on(ctx, t->setting)) {
+    if (!jr_setting_on(ctx, JR_SETTING_NOTIFY_ENABLED) || !jr_setting_on(ctx, t->setting)) {
         return APR_SUCCESS;
     }
-    if ((rv = jr_db_select(ctx->db, p, "notif_insert", &rows,
+    if ((rv = jr_db_select(ctx->db, p, JR_Q_NOTIF_INSERT, &rows,
                            JR_ARGS(type, t->level, title, body, entity_type,
                                    jr_opt_i64(p, entity_id), jr_opt_i64(p, branch_id), now))) !=
         APR_SUCCESS) {
@@ -178,11 +123,11 @@ apr_status_t jr_notify_event(jr_ctx_t *ctx, const char *event_type, const jr_row
 int jr_notif_purge(jr_ctx_t *ctx)
 {
     long long days;
-    int n = jr_purge_days(ctx, "notif_purge", "notify_retention_days", &days);
+    int n = jr_purge_days(ctx, JR_Q_NOTIF_PURGE, JR_SETTING_NOTIFY_RETENTION_DAYS, &days);
     if (n > 0) {
         JR_LOG(JR09000, 0, "housekeeping removed %d notifications older than %lld days", n, days);
     }
-    if (jr_purge_batched(ctx, "notif_tickets_purge", jr_now_iso(ctx->pool)) < 0) {
+    if (jr_purge_batched(ctx, JR_Q_NOTIF_TICKETS_PURGE, jr_now_iso(ctx->pool)) < 0) {
         return -1;
     }
     return n;
@@ -193,15 +138,15 @@ int jr_notif_purge(jr_ctx_t *ctx)
 /* The caller, then the scope: the arguments every visible-set statement starts with. */
 #define WHO(ctx) jr_i64((ctx)->pool, (ctx)->who.user_id), (ctx)->who.branch_json, (ctx)->who.branch_json
 
-apr_status_t jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *out = json_array();
-    int master = jr_setting_on(ctx, "notify_enabled");
+    int master = jr_setting_on(ctx, JR_SETTING_NOTIFY_ENABLED);
     const notif_type_t *t;
     for (t = types; t->type; ++t) {
         int branch = strncmp(t->type, "ban.", 4) && strncmp(t->type, "backup.", 7);
         json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:b, s:s}", "type", t->type,
-                                             "level", t->level, "switch", t->setting, "enabled",
+                                             "level", t->level, "switch", jr_setting_name(t->setting), "enabled",
                                              master && jr_setting_on(ctx, t->setting),
                                              "recipients", branch ? "admins, tutors of the branch"
                                                                   : "admins"));
@@ -234,7 +179,7 @@ static int list_filters(jr_ctx_t *ctx, jr_result_t *res, const char **unread, co
     return 0;
 }
 
-apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *unread, *type, *level;
@@ -247,12 +192,12 @@ apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         list_filters(ctx, res, &unread, &type, &level) != 0) {
         return APR_SUCCESS;
     }
-    if (jr_db_select(ctx->db, p, "notif_count", &count,
+    if (jr_db_select(ctx->db, p, JR_Q_NOTIF_COUNT, &count,
                      JR_ARGS(WHO(ctx), unread, type, type, level, level)) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "notif_list", &rows,
+        jr_db_select(ctx->db, p, JR_Q_NOTIF_LIST, &rows,
                      JR_ARGS(WHO(ctx), unread, type, type, level, level, jr_i64(p, limit),
                              jr_i64(p, offset))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 + (size_t)rows->nrows * 256);
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -262,42 +207,36 @@ apr_status_t jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *count;
-    if (jr_db_select(ctx->db, ctx->pool, "notif_count", &count,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_NOTIF_COUNT, &count,
                      JR_ARGS(WHO(ctx), "1", NULL, NULL, NULL, NULL)) != APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:I}", "count", (json_int_t)jr_rows_int(count, 0, "n", 0)));
 }
 
 /* Marks one visible notification (read_at or deleted_at) and answers with the record. */
-static apr_status_t mark_one(jr_ctx_t *ctx, jr_result_t *res, const char *label, int answer)
+static apr_status_t mark_one(jr_ctx_t *ctx, jr_result_t *res, jr_stmt_id_t mark, int answer)
 {
     apr_pool_t *p = ctx->pool;
     const char *id = jr_i64(p, jr_param_id(ctx, "id"));
     jr_rows_t *rows;
     jr_jw_t w;
 
-    if (jr_db_select(ctx->db, p, "notif_get", &rows, JR_ARGS(WHO(ctx), id)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_NOTIF_GET, &rows, JR_ARGS(WHO(ctx), id)) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "notification not found");
+        return jr_err_not_found(ctx, res, "notification");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, label, NULL,
+    if (jr_db_exec(ctx->db, p, mark, NULL,
                    JR_ARGS(id, jr_i64(p, ctx->who.user_id), jr_now_iso(p))) != APR_SUCCESS ||
-        (answer && jr_db_select(ctx->db, p, "notif_get", &rows, JR_ARGS(WHO(ctx), id)) !=
+        (answer && jr_db_select(ctx->db, p, JR_Q_NOTIF_GET, &rows, JR_ARGS(WHO(ctx), id)) !=
                        APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!answer) {
         return jr_reply_ok(res, p);
@@ -308,44 +247,37 @@ static apr_status_t mark_one(jr_ctx_t *ctx, jr_result_t *res, const char *label,
 }
 
 /* Marks every visible notification of the caller; answers {ok, count}. */
-static apr_status_t mark_all(jr_ctx_t *ctx, jr_result_t *res, const char *new_label,
-                             const char *old_label)
+static apr_status_t mark_all(jr_ctx_t *ctx, jr_result_t *res, jr_stmt_id_t mark_new,
+                             jr_stmt_id_t mark_old)
 {
     apr_pool_t *p = ctx->pool;
     const char *me = jr_i64(p, ctx->who.user_id), *now = jr_now_iso(p);
     int added = 0, changed = 0;
-
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, old_label, &changed, JR_ARGS(now, me)) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, new_label, &added,
+    if (jr_db_exec(ctx->db, p, mark_old, &changed, JR_ARGS(now, me)) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, mark_new, &added,
                    JR_ARGS(me, now, ctx->who.branch_json, ctx->who.branch_json, me)) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", added + changed));
 }
 
-apr_status_t jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return mark_one(ctx, res, "notif_mark_read", 1);
+    return mark_one(ctx, res, JR_Q_NOTIF_MARK_READ, 1);
 }
 
-apr_status_t jr_op_notif_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return mark_one(ctx, res, "notif_mark_deleted", 0);
+    return mark_one(ctx, res, JR_Q_NOTIF_MARK_DELETED, 0);
 }
 
-apr_status_t jr_op_notif_read_all(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_read_all(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return mark_all(ctx, res, "notif_read_new", "notif_read_old");
+    return mark_all(ctx, res, JR_Q_NOTIF_READ_NEW, JR_Q_NOTIF_READ_OLD);
 }
 
-apr_status_t jr_op_notif_clear(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_notif_clear(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return mark_all(ctx, res, "notif_clear_new", "notif_clear_old");
+    return mark_all(ctx, res, JR_Q_NOTIF_CLEAR_NEW, JR_Q_NOTIF_CLEAR_OLD);
 }

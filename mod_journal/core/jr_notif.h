@@ -6,20 +6,20 @@
 #include "jr_ctx.h"
 #include "jr_db.h"
 
-/* The catalogue: X(type, level, switch setting). Who receives a type follows from the branch
+/* The catalogue: X(type, level, switch setting id). Who receives a type follows from the branch
  * of its record: admins receive every notification, tutors those about records of their
- * branches (ban and backup notifications have no branch: admins only). The settings of
- * jr_settings.c are made from this list. */
+ * branches (ban and backup notifications have no branch: admins only). Each switch is a row
+ * of JR_SETTINGS (jr_settings.h). */
 #define JR_NOTIFY_TYPES(X)                                        \
-    X("lesson.report", "info", "notify_lesson_report")             \
-    X("lesson.ai.formatted", "info", "notify_lesson_ai_formatted") \
-    X("entry.created", "info", "notify_entry_created")             \
-    X("ai.failed", "error", "notify_ai_failed")                    \
-    X("photo.done", "info", "notify_photo_done")                   \
-    X("photo.failed", "error", "notify_photo_failed")              \
-    X("ban.created", "warning", "notify_ban_created")              \
-    X("backup.created", "info", "notify_backup_created")           \
-    X("backup.restored", "warning", "notify_backup_restored")
+    X("lesson.report", "info", NOTIFY_LESSON_REPORT)             \
+    X("lesson.ai.formatted", "info", NOTIFY_LESSON_AI_FORMATTED) \
+    X("entry.created", "info", NOTIFY_ENTRY_CREATED)             \
+    X("ai.failed", "error", NOTIFY_AI_FAILED)                    \
+    X("photo.done", "info", NOTIFY_PHOTO_DONE)                   \
+    X("photo.failed", "error", NOTIFY_PHOTO_FAILED)              \
+    X("ban.created", "warning", NOTIFY_BAN_CREATED)              \
+    X("backup.created", "info", NOTIFY_BACKUP_CREATED)           \
+    X("backup.restored", "warning", NOTIFY_BACKUP_RESTORED)
 
 /* Raises a notification of a catalogue type in the caller's transaction, unless
  * notify_enabled or the type's switch is off: a row in notifications and, for the streams,

@@ -2,8 +2,16 @@
 #ifndef JR_OPS_H
 #define JR_OPS_H
 
-#include "jr_files.h"
 #include "jr_router.h"
+
+/* Body field tables of the routes (jr_routes.c), one per operation that takes a JSON body. */
+extern const jr_field_t jr_fields_branch[], jr_fields_entry_create[], jr_fields_entry_update[],
+    jr_fields_group_create[], jr_fields_group_update[], jr_fields_key_create[],
+    jr_fields_key_update[], jr_fields_report_create[], jr_fields_report_update[],
+    jr_fields_module_create[], jr_fields_module_update[], jr_fields_student_create[],
+    jr_fields_student_update[], jr_fields_user_create[], jr_fields_user_update[],
+    jr_fields_chat_message[], jr_fields_photo_enhance_ai[], jr_fields_photo_enhance[],
+    jr_fields_photo_jobs_enabled[];
 
 /* jr_health.c */
 jr_op_fn jr_op_health;

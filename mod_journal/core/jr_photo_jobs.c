@@ -1,7 +1,8 @@
 /* The photo job endpoints (docs/photos.md): queueing an enhancement, the job history, the
  * result's preview, apply and reject, the photo history (rollback, restore-original), the
- * worker switch and the photo service's health. Files are unlinked only after the
- * transaction that dropped their rows committed. */
+ * worker switch and the photo service's health. Each is an operation of the road: a route
+ * marked WRITE runs in the road's transaction, and files are unlinked only once the
+ * transaction that dropped their rows committed (jr_after_commit). */
 #include <string.h>
 
 #include <apr_strings.h>
@@ -17,63 +18,30 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define JOB_COLS                                                                             \
-    "id, entry_id, action, params, status, applied, attempts, last_error, result_file,"     \
-    " result_size, result_width, result_height, result_type, result_sha256, created_at,"    \
-    " updated_at, started_at, finished_at"
-
-const jr_stmt_def_t jr_stmts_photo_jobs[] = {
-    {"photo_job_insert",
-     "INSERT INTO photo_jobs (entry_id, branch_id, action, params, status, applied, attempts,"
-     " source_sha256, created_at, updated_at, created_by) VALUES (" JR_INT ", " JR_INT
-     ", %s, %s, 'queued', 0, 0, %s, %s, %s, " JR_INT ") RETURNING id",
-     NULL},
-    {"photo_jobs_of_entry",
-     "SELECT " JOB_COLS " FROM photo_jobs WHERE entry_id = " JR_INT " ORDER BY id DESC", NULL},
-    {"photo_job_get",
-     "SELECT " JOB_COLS " FROM photo_jobs WHERE id = " JR_INT " AND entry_id = " JR_INT, NULL},
-    /* In the write transaction that changes the job: PostgreSQL makes a concurrent apply and
-     * reject wait here and then see the committed row. */
-    {"photo_job_lock",
-     "SELECT " JOB_COLS " FROM photo_jobs WHERE id = " JR_INT " AND entry_id = " JR_INT,
-     "SELECT " JOB_COLS " FROM photo_jobs WHERE id = " JR_INT " AND entry_id = " JR_INT
-     " FOR UPDATE"},
-    {"photo_job_applied",
-     "UPDATE photo_jobs SET applied = 1, result_file = NULL, updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"photo_job_rejected",
-     "UPDATE photo_jobs SET status = 'rejected', result_file = NULL, updated_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"photo_set_role", "UPDATE photos SET role = %s WHERE id = " JR_INT, NULL},
-    {"photo_delete_id", "DELETE FROM photos WHERE id = " JR_INT, NULL},
-    {NULL, NULL, NULL},
-};
-
 /* ---- input -------------------------------------------------------------------------------- */
 
-static const jr_field_t ai_fields[] = {
-    {"model", JR_F_STRING, 0, 0, 0, 1, 32, 0},
-    {"face", JR_F_STRING, 0, 0, 0, 1, 32, 0},
-    {"face_model", JR_F_STRING, 0, 0, 0, 1, 32, 0},
-    {"strength", JR_F_ANY, 0, 0, 0, 0, 0, 0},
-    {NULL, 0, 0, 0, 0, 0, 0, 0},
+const jr_field_t jr_fields_photo_enhance_ai[] = {
+    {.name = "model", .type = JR_F_STRING, .min = 1, .max = 32},
+    {.name = "face", .type = JR_F_STRING, .min = 1, .max = 32},
+    {.name = "face_model", .type = JR_F_STRING, .min = 1, .max = 32},
+    {.name = "strength", .type = JR_F_ANY},
+    {NULL},
 };
 
-static const jr_field_t enhance_fields[] = {
-    {"strength", JR_F_ANY, 0, 0, 0, 0, 0, 0},
-    {NULL, 0, 0, 0, 0, 0, 0, 0},
+const jr_field_t jr_fields_photo_enhance[] = {
+    {.name = "strength", .type = JR_F_ANY},
+    {NULL},
 };
 
-static const jr_field_t enabled_fields[] = {
-    {"enabled", JR_F_BOOL, 1, 0, 0, 0, 0, 0},
-    {NULL, 0, 0, 0, 0, 0, 0, 0},
+const jr_field_t jr_fields_photo_jobs_enabled[] = {
+    {.name = "enabled", .type = JR_F_BOOL, .required = 1},
+    {NULL},
 };
 
 const jr_field_spec_t jr_fields_photo_jobs[] = {
-    {"POST /api/entries/:id/photo/enhance-ai", ai_fields},
-    {"POST /api/entries/:id/photo/enhance", enhance_fields},
-    {"PUT /api/photo-jobs/enabled", enabled_fields},
+    {"POST /api/entries/:id/photo/enhance-ai", jr_fields_photo_enhance_ai},
+    {"POST /api/entries/:id/photo/enhance", jr_fields_photo_enhance},
+    {"PUT /api/photo-jobs/enabled", jr_fields_photo_jobs_enabled},
     {NULL, NULL},
 };
 
@@ -118,7 +86,7 @@ static const char *choice(apr_pool_t *p, const json_t *in, const char *name, con
 }
 
 /* The job's params: the body's values over the settings' defaults. NULL with *err (naming the
- * field) when the body is invalid. */
+ * field) when a value is invalid (the road checked the fields' names and types). */
 static json_t *job_params(jr_ctx_t *ctx, const json_t *in, int ai, const char **err)
 {
     apr_pool_t *p = ctx->pool;
@@ -126,17 +94,15 @@ static json_t *job_params(jr_ctx_t *ctx, const json_t *in, int ai, const char **
     const char *model = NULL, *face = NULL, *face_model = NULL;
     json_t *out;
 
-    if ((*err = jr_json_validate(p, in, ai ? ai_fields : enhance_fields)) != NULL) {
-        return NULL;
-    }
     if (s && (!json_is_number(s) || json_number_value(s) < 0 || json_number_value(s) > 1)) {
         *err = "strength must be a number from 0 to 1";
         return NULL;
     }
     if (ai && (!(model = choice(p, in, "model", MODELS, DEFAULT_MODEL, err)) ||
-               !(face = choice(p, in, "face", FACES, jr_setting(ctx, "photo_ai_face_mode"), err)) ||
+               !(face = choice(p, in, "face", FACES, jr_setting(ctx, JR_SETTING_PHOTO_AI_FACE_MODE),
+                               err)) ||
                !(face_model = choice(p, in, "face_model", FACE_MODELS,
-                                     jr_setting(ctx, "photo_ai_face_model"), err)))) {
+                                     jr_setting(ctx, JR_SETTING_PHOTO_AI_FACE_MODEL), err)))) {
         return NULL;
     }
     out = jr_json_own(p, json_object());
@@ -145,7 +111,8 @@ static json_t *job_params(jr_ctx_t *ctx, const json_t *in, int ai, const char **
         json_object_set_new(out, "model", json_string(model));
         json_object_set_new(out, "face", json_string(face));
         json_object_set_new(out, "face_model", json_string(face_model));
-        json_object_set_new(out, "device", json_string(jr_setting(ctx, "photo_ai_device_pref")));
+        json_object_set_new(out, "device",
+                            json_string(jr_setting(ctx, JR_SETTING_PHOTO_AI_DEVICE_PREF)));
     }
     return out;
 }
@@ -179,16 +146,15 @@ static json_t *job_json(apr_pool_t *p, const jr_rows_t *rows, int i)
     return j;
 }
 
-/* Answers with job id of entry as it is now (after a commit). */
-static apr_status_t reply_job(jr_ctx_t *ctx, jr_result_t *res, int status, long long entry,
-                              long long job)
+/* Answers with job id of entry as the request's transaction sees it. */
+static int reply_job(jr_ctx_t *ctx, jr_result_t *res, int status, long long entry, long long job)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, "photo_job_get", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTO_JOB_GET, &rows,
                      JR_ARGS(jr_i64(p, job), jr_i64(p, entry))) != APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply(res, p, status, job_json(p, rows, 0));
 }
@@ -207,19 +173,20 @@ static long long entry_of(jr_ctx_t *ctx, jr_result_t *res, long long *branch)
     return id;
 }
 
-/* The job of the path (label: photo_job_get or photo_job_lock); NULL with the answer in res. */
-static jr_rows_t *job_of(jr_ctx_t *ctx, jr_result_t *res, long long entry, const char *label)
+/* The job of the path (JR_Q_PHOTO_JOB_GET, or JR_Q_PHOTO_JOB_LOCK in a write); NULL with the
+ * answer in res. */
+static jr_rows_t *job_of(jr_ctx_t *ctx, jr_result_t *res, long long entry, jr_stmt_id_t stmt)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, label, &rows,
+    if (jr_db_select(ctx->db, p, stmt, &rows,
                      JR_ARGS(jr_i64(p, jr_param_id(ctx, "jobId")), jr_i64(p, entry))) !=
         APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        stmt == JR_Q_PHOTO_JOB_LOCK ? jr_err_write(ctx, res, NULL) : jr_err_db(ctx, res);
         return NULL;
     }
     if (rows->nrows != 1) {
-        jr_fail(res, p, 404, "photo job not found");
+        jr_err_not_found(ctx, res, "photo job");
         return NULL;
     }
     return rows;
@@ -229,7 +196,7 @@ static jr_rows_t *job_of(jr_ctx_t *ctx, jr_result_t *res, long long entry, const
 static jr_rows_t *photos_locked(jr_ctx_t *ctx, long long entry)
 {
     jr_rows_t *rows;
-    return jr_db_select(ctx->db, ctx->pool, "photos_lock_owner", &rows,
+    return jr_db_select(ctx->db, ctx->pool, JR_Q_PHOTOS_LOCK_OWNER, &rows,
                         JR_ARGS("entry", jr_i64(ctx->pool, entry))) == APR_SUCCESS
                ? rows
                : NULL;
@@ -248,9 +215,29 @@ static int newest(const jr_rows_t *rows, const char *role)
     return found;
 }
 
+/* The entry of the path with its photo rows locked for the road's transaction, and the index
+ * of the newest row of role; -1 with the answer in res when the entry is not visible, the
+ * rows cannot be read, or no photo has that role (409 missing). */
+static int locked_photo(jr_ctx_t *ctx, jr_result_t *res, const char *role, const char *missing,
+                        long long *entry, long long *branch, jr_rows_t **photos)
+{
+    int i;
+    if (!(*entry = entry_of(ctx, res, branch))) {
+        return -1;
+    }
+    if (!(*photos = photos_locked(ctx, *entry))) {
+        jr_err_write(ctx, res, NULL);
+        return -1;
+    }
+    if ((i = newest(*photos, role)) < 0) {
+        jr_err_conflict(ctx, res, "%s", missing);
+    }
+    return i;
+}
+
 /* ---- queueing ---------------------------------------------------------------------------- */
 
-static apr_status_t enqueue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res, int ai)
+static int enqueue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res, int ai)
 {
     apr_pool_t *p = ctx->pool;
     const char *err = NULL, *now = jr_now_iso(p);
@@ -260,19 +247,13 @@ static apr_status_t enqueue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res, i
     int cur;
 
     if (!params) {
-        return jr_fail(res, p, 400, "%s", err); /* before the entry is looked up (spec 4.3) */
+        return jr_err_body(ctx, res, err); /* before the entry is looked up (spec 4.3) */
     }
-    if (!(entry = entry_of(ctx, res, &branch)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+    if ((cur = locked_photo(ctx, res, "current", "the entry has no photo to enhance", &entry,
+                            &branch, &photos)) < 0) {
+        return res->status;
     }
-    if (!(photos = photos_locked(ctx, entry))) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if ((cur = newest(photos, "current")) < 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 409, "the entry has no photo to enhance");
-    }
-    if (jr_db_select(ctx->db, p, "photo_job_insert", &ins,
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTO_JOB_INSERT, &ins,
                      JR_ARGS(jr_i64(p, entry), jr_i64(p, branch), ai ? "ai" : "enhance",
                              jr_json_dump(p, params, NULL),
                              jr_rows_get(photos, cur, "sha256"), now, now,
@@ -280,25 +261,22 @@ static apr_status_t enqueue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res, i
         ins->nrows != 1 ||
         jr_audit(ctx, "create", "photo_job", (job = jr_rows_int(ins, 0, "id", 0)),
                  jr_json_own(p, json_pack("[s,s]", "action", "params"))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_job(ctx, res, 202, entry, job);
 }
 
-apr_status_t jr_op_photo_enhance_ai(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_enhance_ai(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return enqueue(ctx, in, res, 1);
 }
 
-apr_status_t jr_op_photo_enhance(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_enhance(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return enqueue(ctx, in, res, 0);
 }
 
-apr_status_t jr_op_photo_jobs_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_jobs_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long entry = entry_of(ctx, res, NULL);
@@ -306,11 +284,11 @@ apr_status_t jr_op_photo_jobs_list(jr_ctx_t *ctx, const json_t *in, jr_result_t 
     json_t *items;
     int i;
     if (!entry) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "photo_jobs_of_entry", &rows, JR_ARGS(jr_i64(p, entry))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTO_JOBS_OF_ENTRY, &rows, JR_ARGS(jr_i64(p, entry))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     items = json_array();
     for (i = 0; i < rows->nrows; ++i) {
@@ -329,15 +307,16 @@ static int undecided(const jr_rows_t *rows)
            jr_rows_get(rows, 0, "result_file");
 }
 
-static apr_status_t not_undecided(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows)
+static int not_undecided(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows)
 {
-    return jr_fail(res, ctx->pool, 409, "the job is %s%s: only a done job that is not applied "
-                                        "has a result to apply, reject or preview",
-                   jr_rows_get(rows, 0, "status"),
-                   jr_rows_int(rows, 0, "applied", 0) ? " and applied" : "");
+    return jr_err_conflict(ctx, res,
+                           "the job is %s%s: only a done job that is not applied has a result to "
+                           "apply, reject or preview",
+                           jr_rows_get(rows, 0, "status"),
+                           jr_rows_int(rows, 0, "applied", 0) ? " and applied" : "");
 }
 
-apr_status_t jr_op_photo_job_result(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_job_result(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long entry = entry_of(ctx, res, NULL);
@@ -346,8 +325,8 @@ apr_status_t jr_op_photo_job_result(jr_ctx_t *ctx, const json_t *in, jr_result_t
     apr_finfo_t fi;
     const char *path;
 
-    if (!entry || !(rows = job_of(ctx, res, entry, "photo_job_get"))) {
-        return APR_SUCCESS;
+    if (!entry || !(rows = job_of(ctx, res, entry, JR_Q_PHOTO_JOB_GET))) {
+        return res->status;
     }
     if (!undecided(rows)) {
         return not_undecided(ctx, res, rows);
@@ -369,25 +348,21 @@ apr_status_t jr_op_photo_job_result(jr_ctx_t *ctx, const json_t *in, jr_result_t
     res->status = 200;
     res->json = NULL;
     res->file = f;
-    return APR_SUCCESS;
+    return res->status;
 }
 
 /* ---- decisions ------------------------------------------------------------------------------ */
 
-/* Opens the transaction of a decision on the job of the path, with the job locked and
- * undecided. NULL when res holds the answer (the transaction is closed then). */
+/* The job of the path for a decision, locked in the road's transaction and undecided. NULL
+ * when res holds the answer. */
 static jr_rows_t *decision_begin(jr_ctx_t *ctx, jr_result_t *res, long long *entry)
 {
     jr_rows_t *job;
-    if (!(*entry = entry_of(ctx, res, NULL)) || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return NULL;
-    }
-    if (!(job = job_of(ctx, res, *entry, "photo_job_lock"))) {
-        jr_db_rollback(ctx->db);
+    if (!(*entry = entry_of(ctx, res, NULL)) ||
+        !(job = job_of(ctx, res, *entry, JR_Q_PHOTO_JOB_LOCK))) {
         return NULL;
     }
     if (!undecided(job)) {
-        jr_db_rollback(ctx->db);
         not_undecided(ctx, res, job);
         return NULL;
     }
@@ -399,7 +374,7 @@ static apr_status_t push_current(jr_ctx_t *ctx, const jr_rows_t *photos)
 {
     int cur = newest(photos, "current");
     return cur < 0 ? APR_SUCCESS
-                   : jr_db_exec(ctx->db, ctx->pool, "photo_set_role", NULL,
+                   : jr_db_exec(ctx->db, ctx->pool, JR_Q_PHOTO_SET_ROLE, NULL,
                                 JR_ARGS("previous", jr_rows_get(photos, cur, "id")));
 }
 
@@ -409,75 +384,69 @@ static apr_status_t insert_current(jr_ctx_t *ctx, long long entry, const char *s
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *ins;
-    return jr_db_select(ctx->db, p, "photo_insert", &ins,
+    return jr_db_select(ctx->db, p, JR_Q_PHOTO_INSERT, &ins,
                         JR_ARGS("entry", jr_i64(p, entry), "current", stored, size, type, sha256,
                                 jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id)));
 }
 
-apr_status_t jr_op_photo_job_apply(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_job_apply(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long entry, id;
     jr_rows_t *job = decision_begin(ctx, res, &entry), *photos;
     if (!job) {
-        return APR_SUCCESS;
+        return res->status;
     }
     id = jr_rows_int(job, 0, "id", 0);
     if (!(photos = photos_locked(ctx, entry)) || push_current(ctx, photos) != APR_SUCCESS ||
         insert_current(ctx, entry, jr_rows_get(job, 0, "result_file"),
                        jr_rows_get(job, 0, "result_size"), jr_rows_get(job, 0, "result_type"),
                        jr_rows_get(job, 0, "result_sha256")) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "photo_job_applied", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
-            APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOB_APPLIED, NULL,
+                   JR_ARGS(jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "apply", "photo_job", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_job(ctx, res, 200, entry, id);
 }
 
-apr_status_t jr_op_photo_job_reject(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_job_reject(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long entry, id;
     jr_rows_t *job = decision_begin(ctx, res, &entry);
     apr_array_header_t *names = apr_array_make(p, 1, sizeof(const char *));
     if (!job) {
-        return APR_SUCCESS;
+        return res->status;
     }
     id = jr_rows_int(job, 0, "id", 0);
-    if (jr_db_exec(ctx->db, p, "photo_job_rejected", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOB_REJECTED, NULL,
                    JR_ARGS(jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "reject", "photo_job", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     APR_ARRAY_PUSH(names, const char *) = jr_rows_get(job, 0, "result_file");
-    jr_storage_unlink_all(ctx, names);
+    jr_storage_unlink_after_commit(ctx, names);
     return reply_job(ctx, res, 200, entry, id);
 }
 
 /* ---- the photo history ------------------------------------------------------------------ */
 
 /* The entry's photo as it is now: current, with how deep the history is. */
-static apr_status_t reply_photo(jr_ctx_t *ctx, jr_result_t *res, long long entry)
+static int reply_photo(jr_ctx_t *ctx, jr_result_t *res, long long entry)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
     int i, cur, n = 0;
-    if (jr_db_select(ctx->db, p, "photos_of_owner", &rows, JR_ARGS("entry", jr_i64(p, entry))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTOS_OF_OWNER, &rows, JR_ARGS("entry", jr_i64(p, entry))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     for (i = 0; i < rows->nrows; ++i) {
         n += !strcmp(jr_rows_get(rows, i, "role"), "previous");
     }
     if ((cur = newest(rows, "current")) < 0) {
-        return jr_fail(res, p, 409, "the entry has no photo");
+        return jr_err_conflict(ctx, res, "the entry has no photo");
     }
     i = cur;
     return jr_reply(res, p, 200,
@@ -487,66 +456,50 @@ static apr_status_t reply_photo(jr_ctx_t *ctx, jr_result_t *res, long long entry
                               "history", n));
 }
 
-apr_status_t jr_op_photo_rollback(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_rollback(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long entry = entry_of(ctx, res, NULL);
     apr_array_header_t *names = apr_array_make(p, 1, sizeof(const char *));
+    long long entry;
     jr_rows_t *photos;
     int prev, cur;
-    if (!entry || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (!(photos = photos_locked(ctx, entry))) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if ((prev = newest(photos, "previous")) < 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 409, "the entry has no previous photo to return to");
+    if ((prev = locked_photo(ctx, res, "previous", "the entry has no previous photo to return to",
+                             &entry, NULL, &photos)) < 0) {
+        return res->status;
     }
     /* The photo rolled back from is dropped: the history is a stack. */
     if (((cur = newest(photos, "current")) >= 0 &&
-         jr_db_exec(ctx->db, p, "photo_delete_id", NULL,
+         jr_db_exec(ctx->db, p, JR_Q_PHOTO_DELETE_ID, NULL,
                     JR_ARGS(jr_rows_get(photos, cur, "id"))) != APR_SUCCESS) ||
-        jr_db_exec(ctx->db, p, "photo_set_role", NULL,
+        jr_db_exec(ctx->db, p, JR_Q_PHOTO_SET_ROLE, NULL,
                    JR_ARGS("current", jr_rows_get(photos, prev, "id"))) != APR_SUCCESS ||
         jr_audit(ctx, "rollback", "entry_photo", entry, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (cur >= 0) {
         APR_ARRAY_PUSH(names, const char *) = jr_rows_get(photos, cur, "stored_name");
-        jr_storage_unlink_all(ctx, names);
+        jr_storage_unlink_after_commit(ctx, names);
     }
     return reply_photo(ctx, res, entry);
 }
 
-apr_status_t jr_op_photo_restore_original(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_restore_original(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long entry = entry_of(ctx, res, NULL);
     apr_array_header_t *names = apr_array_make(p, 1, sizeof(const char *));
     jr_stored_t orig, copy;
+    long long entry;
     jr_rows_t *photos;
     apr_status_t rv;
     int o, cur;
 
-    if (!entry || jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (!(photos = photos_locked(ctx, entry))) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if ((o = newest(photos, "original")) < 0) {
-        jr_db_rollback(ctx->db);
-        return jr_fail(res, p, 409, "the entry has no original photo");
+    if ((o = locked_photo(ctx, res, "original", "the entry has no original photo", &entry, NULL,
+                          &photos)) < 0) {
+        return res->status;
     }
     cur = newest(photos, "current");
     if (cur >= 0 && !strcmp(jr_rows_get(photos, cur, "sha256"), jr_rows_get(photos, o, "sha256"))) {
-        jr_db_rollback(ctx->db); /* the original is current already */
-        return reply_photo(ctx, res, entry);
+        return reply_photo(ctx, res, entry); /* the original is current already */
     }
     /* The original row keeps its own file: the current photo gets a copy of it. */
     orig.stored_name = jr_rows_get(photos, o, "stored_name");
@@ -555,56 +508,41 @@ apr_status_t jr_op_photo_restore_original(jr_ctx_t *ctx, const json_t *in, jr_re
     if ((rv = jr_storage_duplicate(&copy, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS, &orig)) !=
         APR_SUCCESS) {
         JR_LOG(JR08004, rv, "cannot copy the original photo of entry %lld", entry);
-        jr_db_rollback(ctx->db);
         return jr_fail(res, p, 500, "the original photo could not be copied");
     }
     APR_ARRAY_PUSH(names, const char *) = copy.stored_name;
+    jr_storage_unlink_on_rollback(ctx, names);
     if (push_current(ctx, photos) != APR_SUCCESS ||
         insert_current(ctx, entry, copy.stored_name, jr_rows_get(photos, o, "size"),
                        jr_rows_get(photos, o, "content_type"), copy.sha256) != APR_SUCCESS ||
         jr_audit(ctx, "restore_original", "entry_photo", entry, NULL) != APR_SUCCESS) {
-        jr_tx_fail(ctx, res, NULL);
-        jr_storage_unlink_all(ctx, names);
-        return APR_SUCCESS;
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        jr_storage_unlink_all(ctx, names);
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_photo(ctx, res, entry);
 }
 
 /* ---- the worker switch and the service ---------------------------------------------------- */
 
-apr_status_t jr_op_photo_jobs_enabled(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_jobs_enabled(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *err = jr_json_validate(p, in, enabled_fields);
-    int on;
-    if (err) {
-        return jr_fail(res, p, 400, "%s", err);
-    }
-    on = json_is_true(json_object_get(in, "enabled"));
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
-                   JR_ARGS("photo_worker_enabled", on ? "true" : "false", jr_now_iso(p),
+    const char *name = jr_setting_name(JR_SETTING_PHOTO_WORKER_ENABLED);
+    int on = json_is_true(json_object_get(in, "enabled"));
+    if (jr_db_exec(ctx->db, p, JR_Q_SETTING_UPSERT, NULL,
+                   JR_ARGS(name, on ? "true" : "false", jr_now_iso(p),
                            jr_opt_i64(p, ctx->who.user_id))) != APR_SUCCESS ||
         jr_queue_signal(ctx, "journal_photo") != APR_SUCCESS ||
-        jr_audit_ref(ctx, "update", "settings", NULL,
-                     jr_json_own(p, json_pack("[s]", "photo_worker_enabled"))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        jr_audit_ref(ctx, "update", "settings", NULL, jr_json_own(p, json_pack("[s]", name))) !=
+            APR_SUCCESS) {
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 200, json_pack("{s:b}", "enabled", on));
 }
 
 json_t *jr_photo_describe(jr_ctx_t *ctx, json_t *into)
 {
-    json_object_set_new(into, "enabled", json_boolean(jr_setting_on(ctx, "photo_worker_enabled")));
+    json_object_set_new(into, "enabled",
+                        json_boolean(jr_setting_on(ctx, JR_SETTING_PHOTO_WORKER_ENABLED)));
     json_object_set_new(into, "service",
                         json_pack("{s:b}", "configured", ctx->cfg->photo_ai_endpoint != NULL));
     return into;
@@ -636,12 +574,12 @@ static size_t health_write(char *data, size_t size, size_t n, void *baton)
     return len;
 }
 
-static apr_status_t health_fail(jr_result_t *res, apr_pool_t *p, int status, const char *error)
+static int health_fail(jr_result_t *res, apr_pool_t *p, int status, const char *error)
 {
     return jr_reply(res, p, status, json_pack("{s:b, s:s}", "ok", 0, "error", error));
 }
 
-apr_status_t jr_op_photo_ai_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_ai_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ep = ctx->cfg->photo_ai_endpoint;

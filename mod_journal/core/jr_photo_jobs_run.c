@@ -12,41 +12,10 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-/* Rows of one action, and nothing at all while the photo worker is switched off. */
-#define PHOTO_WHERE(action)                                                                  \
-    " AND action = '" action "' AND NOT EXISTS (SELECT 1 FROM settings"                      \
-    " WHERE name = 'photo_worker_enabled' AND value = 'false')"
-#define PHOTO_RETURNING                                                                      \
-    " RETURNING id, 'entry' AS entity_type, entry_id AS entity_id, branch_id, attempts"
-
-const jr_stmt_def_t jr_stmts_photo_run[] = {
-    JR_QUEUE_STMTS("photo_ai", "photo_jobs", "queued", PHOTO_WHERE("ai"), PHOTO_RETURNING),
-    JR_QUEUE_STMTS("photo_enhance", "photo_jobs", "queued", PHOTO_WHERE("enhance"),
-                   PHOTO_RETURNING),
-    {"photo_job_task",
-     "SELECT j.action, j.params, e.deleted_at, p.stored_name FROM photo_jobs j"
-     " JOIN entries e ON e.id = j.entry_id LEFT JOIN photos p ON p.owner_type = 'entry'"
-     " AND p.owner_id = j.entry_id AND p.role = 'current' WHERE j.id = " JR_INT,
-     NULL},
-    {"photo_job_started",
-     "UPDATE photo_jobs SET started_at = COALESCE(started_at, %s) WHERE id = " JR_INT, NULL},
-    {"photo_job_result",
-     "UPDATE photo_jobs SET result_file = %s, result_size = " JR_INT ", result_width = " JR_INT
-     ", result_height = " JR_INT ", result_type = %s, result_sha256 = %s, finished_at = %s"
-     " WHERE id = " JR_INT,
-     NULL},
-    {"photo_job_finished", "UPDATE photo_jobs SET finished_at = %s WHERE id = " JR_INT, NULL},
-    {"photo_job_event_row",
-     "SELECT id, entry_id, branch_id, action, status, last_error, result_size, result_width,"
-     " result_height, result_type FROM photo_jobs WHERE id = " JR_INT,
-     NULL},
-    {"photo_jobs_delete_entry",
-     "DELETE FROM photo_jobs WHERE entry_id = " JR_INT " RETURNING result_file", NULL},
-    {NULL, NULL, NULL},
-};
-
-const jr_queue_t jr_queue_photo_ai = JR_QUEUE_DEF("photo_ai", "journal_photo", 3);
-const jr_queue_t jr_queue_photo_enhance = JR_QUEUE_DEF("photo_enhance", "journal_photo", 3);
+/* The two queues' statements: JR_PHOTO_JOBS_RUN_STMTS (jr_photo_jobs_run_sql.h). */
+const jr_queue_t jr_queue_photo_ai = JR_QUEUE_DEF(PHOTO_AI, "photo_ai", "journal_photo", 3);
+const jr_queue_t jr_queue_photo_enhance =
+    JR_QUEUE_DEF(PHOTO_ENHANCE, "photo_enhance", "journal_photo", 3);
 
 #define GONE "the entry or its photo no longer exists"
 #define INTERRUPTED "the job was interrupted too often (its worker stopped while running it)"
@@ -56,7 +25,7 @@ apr_status_t jr_photo_event(jr_ctx_t *ctx, const char *type, long long job_id)
     apr_pool_t *p = ctx->pool;
     jr_rows_t *r;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, p, "photo_job_event_row", &r, JR_ARGS(jr_i64(p, job_id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTO_JOB_EVENT_ROW, &r, JR_ARGS(jr_i64(p, job_id))) !=
             APR_SUCCESS ||
         r->nrows != 1) {
         return APR_EGENERAL;
@@ -92,7 +61,7 @@ static int fail_job(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job_t *j, const
     apr_pool_t *p = ctx->pool;
     int held = jr_job_settle(ctx, q, j, "failed", 0, error, 0);
     if (held == 1 &&
-        (jr_db_exec(ctx->db, p, "photo_job_finished", NULL,
+        (jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOB_FINISHED, NULL,
                     JR_ARGS(jr_now_iso(p), jr_i64(p, j->id))) != APR_SUCCESS ||
          jr_photo_event(ctx, "photo.failed", j->id) != APR_SUCCESS)) {
         return -1;
@@ -110,7 +79,7 @@ static jr_photo_task_t *prepare(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job
     jr_rows_t *rows;
 
     *rv = APR_EGENERAL;
-    if (jr_db_select(ctx->db, p, "photo_job_task", &rows, JR_ARGS(jr_i64(p, j->id))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_PHOTO_JOB_TASK, &rows, JR_ARGS(jr_i64(p, j->id))) !=
         APR_SUCCESS) {
         return NULL;
     }
@@ -121,7 +90,7 @@ static jr_photo_task_t *prepare(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job
         *rv = fail_job(ctx, q, j, why) < 0 ? APR_EGENERAL : APR_SUCCESS;
         return NULL;
     }
-    if (jr_db_exec(ctx->db, p, "photo_job_started", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOB_STARTED, NULL,
                    JR_ARGS(jr_now_iso(p), jr_i64(p, j->id))) != APR_SUCCESS) {
         return NULL;
     }
@@ -173,7 +142,7 @@ static int settle_done(jr_ctx_t *ctx, const jr_queue_t *q, const jr_photo_task_t
     if (held != 1) {
         return held;
     }
-    if (jr_db_exec(ctx->db, p, "photo_job_result", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOB_RESULT, NULL,
                    JR_ARGS(st->stored_name, jr_i64(p, st->size), jr_i64(p, r->width),
                            jr_i64(p, r->height), r->type, st->sha256, jr_now_iso(p),
                            jr_i64(p, t->job.id))) != APR_SUCCESS ||
@@ -260,7 +229,7 @@ apr_status_t jr_photo_jobs_purge_entry(jr_ctx_t *ctx, long long entry_id,
 {
     jr_rows_t *rows;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "photo_jobs_delete_entry", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_PHOTO_JOBS_DELETE_ENTRY, &rows,
                      JR_ARGS(jr_i64(ctx->pool, entry_id))) != APR_SUCCESS) {
         return APR_EGENERAL;
     }

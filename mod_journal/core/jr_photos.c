@@ -14,38 +14,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define PHOTO_COLS                                                                                 \
-    "id, owner_type, owner_id, role, stored_name, size, content_type, sha256, created_at"
-
-const jr_stmt_def_t jr_stmts_photos[] = {
-    {"photos_of_owner",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id",
-     NULL},
-    {"photo_insert",
-     "INSERT INTO photos (owner_type, owner_id, role, stored_name, size, content_type, sha256,"
-     " created_at, created_by) VALUES (%s, " JR_INT ", %s, %s, " JR_INT ", %s, %s, %s, " JR_INT
-     ") RETURNING id",
-     NULL},
-    {"photo_replace",
-     "UPDATE photos SET stored_name = %s, size = " JR_INT ", content_type = %s, sha256 = %s,"
-     " created_at = %s, created_by = " JR_INT " WHERE owner_type = %s AND owner_id = " JR_INT
-     " AND role = %s",
-     NULL},
-    /* Inside a write transaction: on PostgreSQL, concurrent changes of one owner's photos
-     * wait here and then read the committed rows, so a replaced file is never lost track of
-     * (SQLite's BEGIN IMMEDIATE serialises writers already). */
-    {"photos_lock_owner",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id",
-     "SELECT " PHOTO_COLS " FROM photos WHERE owner_type = %s AND owner_id = " JR_INT
-     " ORDER BY id FOR UPDATE"},
-    {"photos_delete_owner",
-     "DELETE FROM photos WHERE owner_type = %s AND owner_id = " JR_INT " RETURNING stored_name",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 /* The two kinds of photo owners. */
 typedef struct {
     const char *owner_type; /* photos.owner_type, also the word of a 404 */
@@ -75,7 +43,7 @@ static int owner_ok(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, long long 
 /* The photo rows of an owner; lock: inside the write transaction that changes them. */
 static apr_status_t load(jr_ctx_t *ctx, const kind_t *k, long long id, int lock, jr_rows_t **rows)
 {
-    return jr_db_select(ctx->db, ctx->pool, lock ? "photos_lock_owner" : "photos_of_owner", rows,
+    return jr_db_select(ctx->db, ctx->pool, lock ? JR_Q_PHOTOS_LOCK_OWNER : JR_Q_PHOTOS_OF_OWNER, rows,
                         JR_ARGS(k->owner_type, jr_i64(ctx->pool, id)));
 }
 
@@ -112,6 +80,12 @@ static void drop(jr_ctx_t *ctx, const char *stored_name)
     }
 }
 
+/* drop as a hook of the road (jr_after_commit, jr_on_rollback); baton: the stored name. */
+static void drop_hook(jr_ctx_t *ctx, void *baton)
+{
+    drop(ctx, baton);
+}
+
 /* Writes the rows of a stored upload in the open transaction. */
 static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, const jr_rows_t *rows,
                                const char *type, const jr_stored_t *st, const jr_stored_t *orig,
@@ -124,16 +98,16 @@ static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, con
     int cur = find_role(rows, k->role);
 
     if (cur >= 0) {
-        rv = jr_db_exec(ctx->db, p, "photo_replace", NULL,
+        rv = jr_db_exec(ctx->db, p, JR_Q_PHOTO_REPLACE, NULL,
                         JR_ARGS(st->stored_name, jr_i64(p, st->size), type, st->sha256, now, by,
                                 k->owner_type, oid, k->role));
     } else {
-        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+        rv = jr_db_select(ctx->db, p, JR_Q_PHOTO_INSERT, &ins,
                           JR_ARGS(k->owner_type, oid, k->role, st->stored_name, jr_i64(p, st->size),
                                   type, st->sha256, now, by));
     }
     if (rv == APR_SUCCESS && orig && find_role(rows, "original") < 0) {
-        rv = jr_db_select(ctx->db, p, "photo_insert", &ins,
+        rv = jr_db_select(ctx->db, p, JR_Q_PHOTO_INSERT, &ins,
                           JR_ARGS(k->owner_type, oid, "original", orig->stored_name,
                                   jr_i64(p, orig->size), type, orig->sha256, now, by));
     }
@@ -144,7 +118,7 @@ static apr_status_t write_rows(jr_ctx_t *ctx, const kind_t *k, long long id, con
     return rv;
 }
 
-static apr_status_t upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
+static int upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -156,14 +130,14 @@ static apr_status_t upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     int vis, cur, had_orig;
 
     if (!owner_ok(ctx, res, k, id) || jr_files_incoming(ctx, res, 0, &up) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (!jr_magic_type_in(up.type, JR_PHOTO_TYPES)) {
         return jr_fail(res, p, 415, "photo must be a JPEG, PNG or WebP image (the file is %s)",
                        up.type);
     }
     if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if ((rv = jr_storage_store(&st, p, ctx->cfg->data_dir, JR_STORAGE_PHOTOS, up.path)) !=
         APR_SUCCESS) {
@@ -180,40 +154,27 @@ static apr_status_t upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
         }
         orig = &orig_copy;
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        goto undo;
+    jr_on_rollback(ctx, drop_hook, (void *)st.stored_name);
+    if (orig) {
+        jr_on_rollback(ctx, drop_hook, (void *)orig->stored_name);
     }
-    /* Again inside the transaction: what another request changed meanwhile counts. */
+    /* Again after the store: what another request changed meanwhile counts. */
     if ((vis = owner_ok(ctx, res, k, id)) != 1 || load(ctx, k, id, 1, &rows) != APR_SUCCESS) {
-        if (vis == 1) {
-            jr_tx_fail(ctx, res, NULL);
-        } else {
-            jr_db_rollback(ctx->db);
-        }
-        goto undo;
+        return vis == 1 ? jr_err_write(ctx, res, NULL) : res->status;
     }
     if (write_rows(ctx, k, id, rows, up.type, &st, orig, now) != APR_SUCCESS) {
-        jr_tx_fail(ctx, res, changed_concurrently);
-        goto undo;
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        goto undo;
+        return jr_err_write(ctx, res, changed_concurrently);
     }
     cur = find_role(rows, k->role);
     had_orig = find_role(rows, "original") >= 0;
     if (cur >= 0) {
-        drop(ctx, jr_rows_get(rows, cur, "stored_name"));
+        jr_after_commit(ctx, drop_hook, (void *)jr_rows_get(rows, cur, "stored_name"));
     }
     if (orig && had_orig) { /* an original appeared meanwhile: the copy is not needed */
-        drop(ctx, orig->stored_name);
+        jr_after_commit(ctx, drop_hook, (void *)orig->stored_name);
     }
     return jr_reply(res, p, cur >= 0 ? 200 : 201,
                     photo_json(k, id, up.type, st.size, st.sha256, now, had_orig || orig));
-
-undo:
-    drop(ctx, st.stored_name);
-    drop(ctx, orig ? orig->stored_name : NULL);
-    return APR_SUCCESS;
 }
 
 static const char *extension_of(const char *type)
@@ -227,7 +188,7 @@ static const char *extension_of(const char *type)
     return !strcmp(type, "image/jpeg") ? "jpg" : "bin";
 }
 
-static apr_status_t serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, const char *role)
+static int serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, const char *role)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -239,10 +200,10 @@ static apr_status_t serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, cons
     int i;
 
     if (!owner_ok(ctx, res, k, id)) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if ((i = find_role(rows, role)) < 0) {
         return jr_fail(res, p, 404, strcmp(role, "original") ? "no photo" : "no original photo");
@@ -268,7 +229,7 @@ static apr_status_t serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, cons
     res->status = 200;
     res->json = NULL;
     res->file = f;
-    return APR_SUCCESS;
+    return res->status;
 }
 
 /* Deletes the rows of an owner in the open transaction; *n is how many there were. */
@@ -280,7 +241,7 @@ static apr_status_t purge(jr_ctx_t *ctx, const char *owner_type, long long owner
     int i;
 
     *n = 0;
-    if ((rv = jr_db_select(ctx->db, ctx->pool, "photos_delete_owner", &rows,
+    if ((rv = jr_db_select(ctx->db, ctx->pool, JR_Q_PHOTOS_DELETE_OWNER, &rows,
                            JR_ARGS(owner_type, jr_i64(ctx->pool, owner_id)))) != APR_SUCCESS) {
         return rv;
     }
@@ -304,7 +265,7 @@ apr_status_t jr_photos_purge_group(jr_ctx_t *ctx, long long group_id,
     return jr_photos_purge_owner(ctx, "group", group_id, unlink_after);
 }
 
-static apr_status_t remove_all(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
+static int remove_all(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -313,29 +274,22 @@ static apr_status_t remove_all(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     int n = 0;
 
     if (!owner_ok(ctx, res, k, id)) {
-        return APR_SUCCESS;
+        return res->status;
     }
     if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows == 0) {
         return jr_fail(res, p, 404, "no photo");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (purge(ctx, k->owner_type, id, names, &n) != APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "delete", k->audit_type, id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
+        return jr_err_write(ctx, res, NULL);
     }
     if (n == 0) { /* deleted by a concurrent request */
-        jr_db_rollback(ctx->db);
         return jr_fail(res, p, 404, "no photo");
     }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    jr_storage_unlink_all(ctx, names);
+    jr_storage_unlink_after_commit(ctx, names);
     return jr_reply_ok(res, p);
 }
 
@@ -348,37 +302,37 @@ static int admin_only(jr_ctx_t *ctx, jr_result_t *res)
     return 1;
 }
 
-apr_status_t jr_op_photo_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return upload(ctx, res, &entry_photo);
 }
 
-apr_status_t jr_op_photo_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return serve(ctx, res, &entry_photo, "current");
 }
 
-apr_status_t jr_op_photo_original(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_original(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return serve(ctx, res, &entry_photo, "original");
 }
 
-apr_status_t jr_op_photo_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_photo_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return remove_all(ctx, res, &entry_photo);
 }
 
-apr_status_t jr_op_cover_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_cover_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return admin_only(ctx, res) ? upload(ctx, res, &group_cover) : APR_SUCCESS;
+    return admin_only(ctx, res) ? upload(ctx, res, &group_cover) : res->status;
 }
 
-apr_status_t jr_op_cover_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_cover_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return serve(ctx, res, &group_cover, "cover");
 }
 
-apr_status_t jr_op_cover_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_cover_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return admin_only(ctx, res) ? remove_all(ctx, res, &group_cover) : APR_SUCCESS;
+    return admin_only(ctx, res) ? remove_all(ctx, res, &group_cover) : res->status;
 }

@@ -3,9 +3,6 @@
 
 #include <apr_strings.h>
 
-#include "jr_auth.h"
-#include "jr_json.h"
-#include "jr_keys.h"
 #include "jr_router.h"
 #include "jr_util.h"
 
@@ -99,12 +96,9 @@ jr_match_e jr_route_match(const jr_route_t *table, apr_pool_t *p, const char *me
     if (!strcmp(method, "HEAD")) {
         method = "GET";
     }
-    *route = NULL;
-    if (!segs) {
-        return JR_ROUTE_NOT_FOUND;
-    }
     for (rt = table; rt->method; ++rt) {
-        if (!match_pattern(p, rt->pattern, segs, NULL)) {
+        /* A path with a segment that does not decode matches nothing. */
+        if (!segs || !match_pattern(p, rt->pattern, segs, NULL)) {
             continue;
         }
         if (!strcmp(rt->method, method)) {
@@ -119,6 +113,7 @@ jr_match_e jr_route_match(const jr_route_t *table, apr_pool_t *p, const char *me
             }
         }
     }
+    *route = NULL;
     if (methods) {
         *allow = methods;
         return JR_ROUTE_BAD_METHOD;
@@ -126,88 +121,20 @@ jr_match_e jr_route_match(const jr_route_t *table, apr_pool_t *p, const char *me
     return JR_ROUTE_NOT_FOUND;
 }
 
-int jr_request_authorize(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials_t *cred,
-                         jr_result_t *res)
+const jr_route_t *jr_route_none(const jr_route_t *table)
 {
-    switch (route->auth) {
-    case JR_AUTH_NONE:
-        return 1;
-    case JR_AUTH_SESSION:
-        if (!jr_auth_session(ctx, cred->session_token, res)) {
-            return 0;
-        }
-        break;
-    case JR_AUTH_KEY:
-        if (!jr_auth_key(ctx, cred->api_key, res)) {
-            return 0;
-        }
-        break;
+    while (table->method) {
+        ++table;
     }
-    if ((route->flags & JR_RF_ADMIN) && ctx->who.role != JR_ROLE_ADMIN) {
-        jr_fail(res, ctx->pool, 403, "this operation requires the admin role");
-        return 0;
-    }
-    return 1;
+    return table;
 }
 
-static int is_json_type(const char *ct)
+int jr_op_no_route(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    const char *semi;
-    size_t n;
-    if (!ct) {
-        return 0;
+    if (!ctx->allow) {
+        return jr_fail(res, ctx->pool, 404, "not found");
     }
-    while (*ct == ' ') {
-        ++ct;
-    }
-    semi = strchr(ct, ';');
-    n = semi ? (size_t)(semi - ct) : strlen(ct);
-    while (n > 0 && ct[n - 1] == ' ') {
-        --n;
-    }
-    if (n == 16 && !strncasecmp(ct, "application/json", 16)) {
-        return 1;
-    }
-    /* application/<anything>+json */
-    return n > 17 && !strncasecmp(ct, "application/", 12) && !strncasecmp(ct + n - 5, "+json", 5);
-}
-
-int jr_request_type_ok(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
-                       jr_result_t *res)
-{
-    if ((route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) &&
-        !is_json_type(content_type)) {
-        jr_fail(res, ctx->pool, 415, "Content-Type must be application/json");
-        return 0;
-    }
-    return 1;
-}
-
-apr_status_t jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_type,
-                            const char *body, size_t len, jr_result_t *res)
-{
-    const json_t *in = NULL;
-    int has_body = body && len > 0;
-
-    if (route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) {
-        if (has_body) {
-            const char *err = NULL;
-            json_t *j;
-            if (!jr_request_type_ok(ctx, route, content_type, res)) {
-                return APR_SUCCESS;
-            }
-            if (!(j = jr_json_parse(ctx->pool, body, len, &err))) {
-                return jr_fail(res, ctx->pool, 400, "%s", err);
-            }
-            if (!json_is_object(j)) {
-                return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
-            }
-            in = j;
-        } else if (route->body == JR_BODY_JSON) {
-            return jr_fail(res, ctx->pool, 400, "request body must be a JSON object");
-        } else {
-            in = jr_json_own(ctx->pool, json_object());
-        }
-    }
-    return route->op(ctx, in, res);
+    apr_table_setn(res->headers, "Allow", ctx->allow);
+    return jr_fail(res, ctx->pool, 405, "method %s is not allowed here (allowed: %s)", ctx->method,
+                   ctx->allow);
 }

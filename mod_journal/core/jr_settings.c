@@ -4,22 +4,11 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
-#include "jr_notif.h"
 #include "jr_ops.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_time.h"
 #include "jr_util.h"
-
-const jr_stmt_def_t jr_stmts_settings[] = {
-    {"settings_all", "SELECT name, value FROM settings", NULL},
-    {"setting_upsert",
-     "INSERT INTO settings (name, value, updated_at, updated_by) VALUES (%s, %s, %s, " JR_INT ")"
-     " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
-     " updated_at = excluded.updated_at, updated_by = excluded.updated_by",
-     NULL},
-    {NULL, NULL, NULL},
-};
 
 typedef enum {
     S_TEXT,   /* a string, bounded; choices or a validator may narrow it */
@@ -58,34 +47,22 @@ typedef struct {
     "unchanged when there is nothing to correct; otherwise with changed true and the "      \
     "corrected text."
 
-#define NOTIFY_SWITCH(type, level, setting) {setting, S_SWITCH, "true", 0, 0, NULL, NULL, 0},
+#define SETTING_ROW(id, name, kind, dflt, min, max, choices, valid, public) \
+    [JR_SETTING_##id] = {name, S_##kind, dflt, min, max, choices, valid, public},
+static const setting_def_t defs[JR_SETTING__COUNT] = {JR_SETTINGS(SETTING_ROW)};
+#undef SETTING_ROW
 
-static const setting_def_t defs[] = {
-    {"timezone", S_TEXT, "UTC", 0, 64, NULL, jr_tz_valid, 1},
-    {"time_format", S_TEXT, "24h", 0, 3, "24h|12h", NULL, 1},
-    {"lesson_ai_enabled", S_TFTEXT, "false", 0, 0, NULL, NULL, 0},
-    {"entry_ai_enabled", S_TFTEXT, "true", 0, 0, NULL, NULL, 0},
-    {"lesson_ai_prompt", S_TEXT, DEFAULT_PROMPT, 0, 20000, NULL, NULL, 0},
-    {"entry_ai_prompt", S_TEXT, DEFAULT_ENTRY_PROMPT, 0, 20000, NULL, NULL, 0},
-    {"chat_retention_days", S_INT, "90", 1, 3650, NULL, NULL, 0},
-    {"notify_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"notify_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
-    /* One switch per notification type (notify_<type>, dots as underscores). */
-    JR_NOTIFY_TYPES(NOTIFY_SWITCH)
-    {"photo_ai_face_mode", S_TEXT, "off", 0, 4, "off|face|all", NULL, 0},
-    {"photo_ai_face_model", S_TEXT, "gfpgan", 0, 10, "gfpgan|codeformer", NULL, 0},
-    {"photo_ai_device_pref", S_TEXT, "auto", 0, 4, "auto|cpu|cuda", NULL, 0},
-    {"photo_worker_enabled", S_SWITCH, "true", 0, 0, NULL, NULL, 0},
-    {"trash_retention_days", S_INT, "30", 1, 3650, NULL, NULL, 0},
-    {NULL, 0, NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const setting_def_t *def_of(const char *name)
+const char *jr_setting_name(jr_setting_id_t id)
 {
-    const setting_def_t *d;
-    for (d = defs; d->name && strcmp(d->name, name); ++d) {
+    return defs[id].name;
+}
+
+int jr_setting_id(const char *name)
+{
+    int id;
+    for (id = 0; id < JR_SETTING__COUNT && strcmp(defs[id].name, name); ++id) {
     }
-    return d->name ? d : NULL;
+    return id < JR_SETTING__COUNT ? id : -1;
 }
 
 /* Stored values, read once per request. */
@@ -100,7 +77,7 @@ static apr_hash_t *stored(jr_ctx_t *ctx)
         return h;
     }
     h = apr_hash_make(ctx->pool);
-    if (ctx->db && jr_db_select(ctx->db, ctx->pool, "settings_all", &rows, JR_NOARGS) ==
+    if (ctx->db && jr_db_select(ctx->db, ctx->pool, JR_Q_SETTINGS_ALL, &rows, JR_NOARGS) ==
                        APR_SUCCESS) {
         for (i = 0; i < rows->nrows; ++i) {
             apr_hash_set(h, jr_rows_get(rows, i, "name"), APR_HASH_KEY_STRING,
@@ -111,27 +88,21 @@ static apr_hash_t *stored(jr_ctx_t *ctx)
     return h;
 }
 
-const char *jr_setting(jr_ctx_t *ctx, const char *name)
+const char *jr_setting(jr_ctx_t *ctx, jr_setting_id_t id)
 {
-    const setting_def_t *d = def_of(name);
-    const char *v;
-    if (!d) {
-        return NULL;
-    }
-    v = apr_hash_get(stored(ctx), name, APR_HASH_KEY_STRING);
-    return v ? v : d->dflt;
+    const char *v = apr_hash_get(stored(ctx), defs[id].name, APR_HASH_KEY_STRING);
+    return v ? v : defs[id].dflt;
 }
 
 const char *jr_setting_timezone(jr_ctx_t *ctx)
 {
-    const char *tz = jr_setting(ctx, "timezone");
+    const char *tz = jr_setting(ctx, JR_SETTING_TIMEZONE);
     return jr_tz_valid(tz) ? tz : "UTC";
 }
 
-int jr_setting_on(jr_ctx_t *ctx, const char *name)
+int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id)
 {
-    const char *v = jr_setting(ctx, name);
-    return v && !strcmp(v, "true");
+    return !strcmp(jr_setting(ctx, id), "true");
 }
 
 static json_t *typed(const setting_def_t *d, const char *v)
@@ -219,26 +190,26 @@ static const char *check_value(apr_pool_t *p, const setting_def_t *d, json_t *v,
 static json_t *all_settings(jr_ctx_t *ctx, int only_public)
 {
     json_t *out = json_object();
-    const setting_def_t *d;
-    for (d = defs; d->name; ++d) {
-        if (!only_public || d->public) {
-            json_object_set_new(out, d->name, typed(d, jr_setting(ctx, d->name)));
+    int id;
+    for (id = 0; id < JR_SETTING__COUNT; ++id) {
+        if (!only_public || defs[id].public) {
+            json_object_set_new(out, defs[id].name, typed(&defs[id], jr_setting(ctx, id)));
         }
     }
     return out;
 }
 
-apr_status_t jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 0));
 }
 
-apr_status_t jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return jr_reply(res, ctx->pool, 200, all_settings(ctx, 1));
 }
 
-apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     apr_hash_t *values = apr_hash_make(p);
@@ -247,39 +218,34 @@ apr_status_t jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     json_t *v;
 
     if (json_object_size(in) == 0) {
-        return jr_fail(res, p, 400, "the body must name at least one setting");
+        return jr_err_invalid(ctx, res, NULL, "the body must name at least one setting");
     }
     /* Everything is checked before anything is written: all or nothing. */
     json_object_foreach((json_t *)in, name, v) {
-        const setting_def_t *d = def_of(name);
+        int id = jr_setting_id(name);
+        const setting_def_t *d = id >= 0 ? &defs[id] : NULL;
         const char *text;
         if (!d) {
-            return jr_fail(res, p, 400, "unknown setting '%s'", name);
+            return jr_err_invalid(ctx, res, name, "unknown setting '%s'", name);
         }
         if (!(text = check_value(p, d, v, &err))) {
             return jr_fail(res, p, 400, "%s", err);
         }
         apr_hash_set(values, d->name, APR_HASH_KEY_STRING, text);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     for (hi = apr_hash_first(p, values); hi; hi = apr_hash_next(hi)) {
         const void *k;
         void *val;
         apr_hash_this(hi, &k, NULL, &val);
-        if (jr_db_exec(ctx->db, p, "setting_upsert", NULL,
+        if (jr_db_exec(ctx->db, p, JR_Q_SETTING_UPSERT, NULL,
                        JR_ARGS(k, val, now, jr_opt_i64(p, ctx->who.user_id))) !=
             APR_SUCCESS) {
-            return jr_tx_fail(ctx, res, NULL);
+            return jr_err_write(ctx, res, NULL);
         }
     }
     if (jr_audit_ref(ctx, "update", "settings", NULL, jr_json_own(p, jr_json_keys(in))) !=
             APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     apr_pool_userdata_setn(NULL, "jr:settings", NULL, p); /* read the new values back */
     return jr_reply(res, p, 200, all_settings(ctx, 0));

@@ -12,38 +12,9 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-/* The target's group and branch come through the target itself (a student's group, or the
- * group), so the branch a link counts for is the one its target is in today. A link whose
- * student is gone has no branch: only admins see it. */
-#define LINK_COLS                                                                              \
-    "l.id, l.kind, l.target_id, g.branch_id,"                                                  \
-    " CASE WHEN l.password_hash IS NULL THEN 0 ELSE 1 END AS has_password, l.expires_at,"      \
-    " l.created_by, l.created_at, l.revoked_at, l.last_opened_at, l.open_count"
-#define LINK_FROM                                                                              \
-    " FROM share_links l LEFT JOIN students s ON l.kind = 'student' AND s.id = l.target_id"    \
-    " LEFT JOIN study_groups g"                                                                \
-    " ON g.id = (CASE WHEN l.kind = 'student' THEN s.group_id ELSE l.target_id END)"
-#define LINK_FILTER                                                                            \
-    LINK_FROM " WHERE (CAST(%s AS TEXT) IS NULL OR l.kind = %s)"                               \
-              " AND (CAST(%s AS BIGINT) IS NULL OR l.target_id = CAST(%s AS BIGINT)) AND "
-
-const jr_stmt_def_t jr_stmts_share[] = {
-    JR_SCOPED("share_links_list", "SELECT " LINK_COLS LINK_FILTER, "g.branch_id",
-              " ORDER BY l.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    JR_SCOPED("share_links_count", "SELECT COUNT(*) AS n" LINK_FILTER, "g.branch_id", ""),
-    {"share_link_get", "SELECT " LINK_COLS LINK_FROM " WHERE l.id = " JR_INT, NULL},
-    {"share_link_insert",
-     "INSERT INTO share_links (kind, target_id, token_hash, password_hash, expires_at,"
-     " created_by, created_at) VALUES (%s, " JR_INT ", %s, %s, %s, " JR_INT ", %s) RETURNING id",
-     NULL},
-    {"share_link_revoke",
-     "UPDATE share_links SET revoked_at = %s WHERE id = " JR_INT " AND revoked_at IS NULL", NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_share_link_create[] = {
     {.name = "kind", .type = JR_F_STRING, .required = 1, .max = 20},
     {.name = "target_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     /* bcrypt reads at most 72 bytes. */
@@ -58,7 +29,7 @@ static const jr_field_t unlock_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_share[] = {
-    {"POST /api/share-links", create_fields},
+    {"POST /api/share-links", jr_fields_share_link_create},
     {"POST /api/share/~token", unlock_fields},
     {NULL, NULL},
 };
@@ -87,7 +58,7 @@ static void link_write(jr_jw_t *w, const jr_rows_t *r, int i)
 /* The link's row when the caller may see it: 1, 0 (absent or another branch's), -1. */
 static int link_load(jr_ctx_t *ctx, long long id, jr_rows_t **rows)
 {
-    if (jr_db_select(ctx->db, ctx->pool, "share_link_get", rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_SHARE_LINK_GET, rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -101,7 +72,7 @@ static int link_load(jr_ctx_t *ctx, long long id, jr_rows_t **rows)
     return jr_branch_visible(ctx, jr_rows_int(*rows, 0, "branch_id", 0));
 }
 
-apr_status_t jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *kind = apr_table_get(ctx->query, "kind"), *scope = ctx->who.branch_json, *t;
@@ -117,12 +88,12 @@ apr_status_t jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t
         return jr_fail(res, p, 400, "kind must be student or group");
     }
     t = target ? jr_i64(p, target) : NULL;
-    if (jr_db_select(ctx->db, p, "share_links_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_LINKS_LIST, &rows,
                      JR_ARGS(kind, kind, t, t, scope, scope, jr_i64(p, limit),
                              jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "share_links_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_SHARE_LINKS_COUNT, &count,
                      JR_ARGS(kind, kind, t, t, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     total = jr_rows_int(count, 0, "n", 0);
     jr_jw_init(&w, p, 320 * (size_t)(rows->nrows + 1));
@@ -141,7 +112,7 @@ static int target_visible(jr_ctx_t *ctx, const char *kind, long long id)
     if (!strcmp(kind, "group")) {
         return jr_group_visible(ctx, id, NULL);
     }
-    if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
         return -1;
     }
@@ -182,7 +153,7 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
     jr_rows_t *rows;
     jr_jw_t w;
     if (link_load(ctx, id, &rows) != 1) {
-        return jr_fail(res, ctx->pool, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     jr_jw_init(&w, ctx->pool, 512);
     link_write(&w, rows, 0);
@@ -192,25 +163,22 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
     return jr_reply_jw(res, 201, &w);
 }
 
-apr_status_t jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *kind, *expires, *password;
+    const char *kind, *expires, *password;
     const char *token, *pw_hash = NULL, *now = jr_now_iso(p);
     long long target, id;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     kind = jr_json_str(in, "kind", "");
     target = jr_json_int(in, "target_id", 0);
     if (strcmp(kind, "student") && strcmp(kind, "group")) {
         return jr_fail(res, p, 400, "kind must be student or group");
     }
     if ((vis = target_visible(ctx, kind, target)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
+        return vis < 0 ? jr_err_db(ctx, res)
                        : jr_fail(res, p, 400, "target_id: %s %lld does not exist", kind, target);
     }
     if (!(expires = link_expiry(ctx, in, res))) {
@@ -218,30 +186,24 @@ apr_status_t jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result
     }
     if ((password = jr_json_str(in, "password", NULL)) != NULL &&
         !(pw_hash = jr_password_hash(p, password, ctx->cfg->bcrypt_cost))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     if (!(token = jr_new_token(p))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     token = apr_pstrcat(p, JR_SHARE_TOKEN_PREFIX, token, NULL);
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "share_link_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_LINK_INSERT, &rows,
                      JR_ARGS(kind, jr_i64(p, target), jr_share_token_hash(p, token), pw_hash,
                              expires, jr_opt_i64(p, ctx->who.user_id), now)) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "share_link", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_created(ctx, res, id, token);
 }
 
-apr_status_t jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -249,20 +211,14 @@ apr_status_t jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result
     int vis = link_load(ctx, id, &rows), n = 0;
 
     if (vis != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 404, "share link not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_not_found(ctx, res, "share link");
     }
     /* Revoking twice keeps the first moment and writes no second audit row. */
-    if (jr_db_exec(ctx->db, p, "share_link_revoke", &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_SHARE_LINK_REVOKE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (n > 0 && jr_audit(ctx, "revoke", "share_link", id, NULL) != APR_SUCCESS)) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

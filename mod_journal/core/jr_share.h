@@ -36,4 +36,7 @@ const char *jr_share_token_hash(apr_pool_t *p, const char *token);
 
 extern const jr_field_spec_t jr_fields_share[];
 
+/* The body of POST /api/share-links (the route's field table). */
+extern const jr_field_t jr_fields_share_link_create[];
+
 #endif

@@ -19,54 +19,6 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define ITEMS_MAX "1000" /* JR_SHARE_ITEMS_MAX */
-#define LIVE_ENTRY " JOIN entries e ON e.id = "
-#define OF_STUDENT " AND e.student_id = " JR_INT " AND e.deleted_at IS NULL"
-
-const jr_stmt_def_t jr_stmts_share_public[] = {
-    {"share_by_token",
-     "SELECT id, kind, target_id, password_hash FROM share_links"
-     " WHERE token_hash = %s AND revoked_at IS NULL AND expires_at > %s",
-     NULL},
-    {"share_opened",
-     "UPDATE share_links SET open_count = open_count + 1, last_opened_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"share_student",
-     "SELECT s.name, s.group_id, g.name AS group_name FROM students s"
-     " JOIN study_groups g ON g.id = s.group_id WHERE s.id = " JR_INT " AND g.deleted_at IS NULL",
-     NULL},
-    {"share_group",
-     "SELECT g.id AS group_id, g.name AS group_name FROM study_groups g"
-     " WHERE g.id = " JR_INT " AND g.deleted_at IS NULL",
-     NULL},
-    {"share_entries",
-     "SELECT e.id, e.created_at, e.description, m.name AS module_name FROM entries e"
-     " LEFT JOIN modules m ON m.id = e.module_id WHERE e.student_id = " JR_INT
-     " AND e.deleted_at IS NULL ORDER BY e.created_at DESC, e.id DESC LIMIT " ITEMS_MAX,
-     NULL},
-    {"share_entry_files",
-     "SELECT f.entry_id, f.name, f.size, f.content_type, f.stored_name FROM entry_files f"
-     LIVE_ENTRY "f.entry_id WHERE 1 = 1" OF_STUDENT " ORDER BY f.entry_id, f.id",
-     NULL},
-    {"share_entry_photos",
-     "SELECT p.owner_id AS entry_id, p.content_type, p.stored_name FROM photos p"
-     LIVE_ENTRY "p.owner_id WHERE p.owner_type = 'entry' AND p.role = 'current'" OF_STUDENT,
-     NULL},
-    {"share_reports",
-     "SELECT lesson_date, lesson_time, topic, text FROM lesson_reports WHERE group_id = " JR_INT
-     " ORDER BY lesson_date DESC, id DESC LIMIT " ITEMS_MAX,
-     NULL},
-    {"share_file",
-     "SELECT f.stored_name, f.name, f.content_type, f.sha256, f.created_at, 1 AS attachment"
-     " FROM entry_files f" LIVE_ENTRY "f.entry_id WHERE f.stored_name = %s" OF_STUDENT
-     " UNION ALL"
-     " SELECT p.stored_name, 'photo' AS name, p.content_type, p.sha256, p.created_at,"
-     " 0 AS attachment FROM photos p" LIVE_ENTRY "p.owner_id"
-     " WHERE p.owner_type = 'entry' AND p.role = 'current' AND p.stored_name = %s" OF_STUDENT,
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 /* A link that may be opened now, and what it points at. */
 typedef struct {
     long long id, target;
@@ -95,16 +47,16 @@ static int link_find(jr_ctx_t *ctx, jr_result_t *res, link_t *l)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    const char *label;
+    jr_stmt_id_t target;
 
     memset(l, 0, sizeof(*l));
     if (jr_ban_check(ctx, res) != 0) {
         return 0;
     }
     l->token = apr_table_get(ctx->params, "token");
-    if (jr_db_select(ctx->db, p, "share_by_token", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_BY_TOKEN, &rows,
                      JR_ARGS(jr_share_token_hash(p, l->token), jr_now_iso(p))) != APR_SUCCESS) {
-        jr_fail(res, p, 503, "database unavailable");
+        jr_err_db(ctx, res);
         return 0;
     }
     if (rows->nrows == 1) {
@@ -113,17 +65,17 @@ static int link_find(jr_ctx_t *ctx, jr_result_t *res, link_t *l)
         l->target = jr_rows_int(rows, 0, "target_id", 0);
         l->pw_hash = jr_rows_get(rows, 0, "password_hash");
         l->grant = l->pw_hash ? grant_of(p, l->token, l->pw_hash) : NULL;
-        label = !strcmp(l->kind, "student") ? "share_student" : "share_group";
-        if (jr_db_select(ctx->db, p, label, &l->head, JR_ARGS(jr_i64(p, l->target))) !=
+        target = !strcmp(l->kind, "student") ? JR_Q_SHARE_STUDENT : JR_Q_SHARE_GROUP;
+        if (jr_db_select(ctx->db, p, target, &l->head, JR_ARGS(jr_i64(p, l->target))) !=
             APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return 0;
         }
         if (l->head->nrows == 1) {
             return 1;
         }
     }
-    jr_fail(res, p, 404, "share link not found");
+    jr_err_not_found(ctx, res, "share link");
     return 0;
 }
 
@@ -195,9 +147,9 @@ static apr_status_t write_entries(jr_ctx_t *ctx, jr_jw_t *w, const link_t *l)
     apr_status_t rv;
     int i, *ph;
 
-    if ((rv = jr_db_select(ctx->db, p, "share_entries", &rows, JR_ARGS(sid))) != APR_SUCCESS ||
-        (rv = jr_db_select(ctx->db, p, "share_entry_files", &files, JR_ARGS(sid))) != APR_SUCCESS ||
-        (rv = jr_db_select(ctx->db, p, "share_entry_photos", &photos, JR_ARGS(sid))) !=
+    if ((rv = jr_db_select(ctx->db, p, JR_Q_SHARE_ENTRIES, &rows, JR_ARGS(sid))) != APR_SUCCESS ||
+        (rv = jr_db_select(ctx->db, p, JR_Q_SHARE_ENTRY_FILES, &files, JR_ARGS(sid))) != APR_SUCCESS ||
+        (rv = jr_db_select(ctx->db, p, JR_Q_SHARE_ENTRY_PHOTOS, &photos, JR_ARGS(sid))) !=
             APR_SUCCESS) {
         return rv;
     }
@@ -226,7 +178,7 @@ static apr_status_t write_reports(jr_ctx_t *ctx, jr_jw_t *w, const link_t *l)
     jr_rows_t *rows;
     apr_status_t rv;
     int i;
-    if ((rv = jr_db_select(ctx->db, ctx->pool, "share_reports", &rows,
+    if ((rv = jr_db_select(ctx->db, ctx->pool, JR_Q_SHARE_REPORTS, &rows,
                            JR_ARGS(jr_rows_get(l->head, 0, "group_id")))) != APR_SUCCESS) {
         return rv;
     }
@@ -251,9 +203,9 @@ static apr_status_t reply_content(jr_ctx_t *ctx, jr_result_t *res, const link_t 
     int student = !strcmp(l->kind, "student");
     jr_jw_t w;
 
-    if (jr_db_exec(ctx->db, p, "share_opened", NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, l->id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_SHARE_OPENED, NULL, JR_ARGS(jr_now_iso(p), jr_i64(p, l->id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 8192);
     jr_jw_obj(&w);
@@ -265,7 +217,7 @@ static apr_status_t reply_content(jr_ctx_t *ctx, jr_result_t *res, const link_t 
     }
     if ((student && write_entries(ctx, &w, l) != APR_SUCCESS) ||
         write_reports(ctx, &w, l) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 200, &w);
@@ -277,7 +229,7 @@ static apr_status_t refuse_password(jr_ctx_t *ctx, jr_result_t *res, int status,
                     json_pack("{s:s, s:b}", "error", msg, "password_required", 1));
 }
 
-apr_status_t jr_op_share_open(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_open(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     link_t l;
     if (!link_find(ctx, res, &l)) {
@@ -325,7 +277,7 @@ static int password_ok(jr_ctx_t *ctx, jr_result_t *res, const link_t *l, const c
     return 1;
 }
 
-apr_status_t jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *msg;
     link_t l;
@@ -341,7 +293,7 @@ apr_status_t jr_op_share_unlock(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     return reply_content(ctx, res, &l);
 }
 
-apr_status_t jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *name = stored_name_of(p, apr_table_get(ctx->params, "name"));
@@ -355,15 +307,15 @@ apr_status_t jr_op_share_file(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return refuse_password(ctx, res, 401, "this link needs a password");
     }
     if (strcmp(l.kind, "student") || !name) {
-        return jr_fail(res, p, 404, "file not found");
+        return jr_err_not_found(ctx, res, "file");
     }
-    if (jr_db_select(ctx->db, p, "share_file", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_SHARE_FILE, &rows,
                      JR_ARGS(name, jr_i64(p, l.target), name, jr_i64(p, l.target))) !=
         APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1) {
-        return jr_fail(res, p, 404, "file not found");
+        return jr_err_not_found(ctx, res, "file");
     }
     if (!jr_files_reply_stored(ctx, res, rows, 0, jr_rows_get(rows, 0, "name"),
                                jr_rows_int(rows, 0, "attachment", 1) != 0)) {

@@ -10,47 +10,14 @@
 #include "jr_time.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_stats[] = {
-    {"stats_counts",
-     "SELECT (SELECT COUNT(*) FROM branches b WHERE " JR_SCOPE_SQLITE("b.id") ") AS branches,"
-     " (SELECT COUNT(*) FROM study_groups g WHERE g.deleted_at IS NULL AND "
-     JR_SCOPE_SQLITE("g.branch_id") ") AS groups_n,"
-     " (SELECT COUNT(*) FROM students s JOIN study_groups g ON g.id = s.group_id"
-     " WHERE g.deleted_at IS NULL AND " JR_SCOPE_SQLITE("g.branch_id") ") AS students,"
-     " (SELECT COALESCE(SUM(live), 0) FROM entry_counts c WHERE "
-     JR_SCOPE_SQLITE("c.branch_id") ") AS entries,"
-     " (SELECT COUNT(*) FROM lesson_reports r WHERE " JR_SCOPE_SQLITE("r.branch_id")
-     ") AS lesson_reports",
-     "SELECT (SELECT COUNT(*) FROM branches b WHERE " JR_SCOPE_PG("b.id") ") AS branches,"
-     " (SELECT COUNT(*) FROM study_groups g WHERE g.deleted_at IS NULL AND "
-     JR_SCOPE_PG("g.branch_id") ") AS groups_n,"
-     " (SELECT COUNT(*) FROM students s JOIN study_groups g ON g.id = s.group_id"
-     " WHERE g.deleted_at IS NULL AND " JR_SCOPE_PG("g.branch_id") ") AS students,"
-     " (SELECT COALESCE(SUM(live), 0) FROM entry_counts c WHERE "
-     JR_SCOPE_PG("c.branch_id") ") AS entries,"
-     " (SELECT COUNT(*) FROM lesson_reports r WHERE " JR_SCOPE_PG("r.branch_id")
-     ") AS lesson_reports"},
-    JR_SCOPED("reports_recent",
-              "SELECT r.id, r.group_id, r.branch_id, r.lesson_date, r.lesson_time, r.text,"
-              " r.topic, r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"
-              " r.created_at, r.updated_at, r.created_by, r.created_by_key"
-              " FROM lesson_reports r WHERE ",
-              "r.branch_id", " ORDER BY r.created_at DESC, r.id DESC LIMIT 10"),
-    JR_SCOPED("reports_on",
-              "SELECT r.id, r.group_id, r.branch_id, r.lesson_date, r.lesson_time, r.text,"
-              " r.topic, r.text_original, r.text_ai, r.ai_status, r.ai_checked_at, r.ai_error,"
-              " r.created_at, r.updated_at, r.created_by, r.created_by_key"
-              " FROM lesson_reports r WHERE r.lesson_date = %s AND ",
-              "r.branch_id", " ORDER BY r.lesson_time NULLS LAST, r.id"),
-    {NULL, NULL, NULL},
-};
+/* The counts of the caller's branches, with the dialect's branch scope. */
 
 /* The counts object; NULL on a database error. */
 static json_t *counts(jr_ctx_t *ctx)
 {
     const char *sc = ctx->who.branch_json;
     jr_rows_t *r;
-    if (jr_db_select(ctx->db, ctx->pool, "stats_counts", &r,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STATS_COUNTS, &r,
                      JR_ARGS(sc, sc, sc, sc, sc, sc, sc, sc, sc, sc)) != APR_SUCCESS ||
         r->nrows != 1) {
         return NULL;
@@ -63,14 +30,14 @@ static json_t *counts(jr_ctx_t *ctx)
                      (json_int_t)jr_rows_int(r, 0, "lesson_reports", 0));
 }
 
-apr_status_t jr_op_stats(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_stats(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = counts(ctx), *ai = jr_queue_counts(ctx, 1), *photo = jr_queue_counts(ctx, 0);
     if (!c || !ai || !photo) {
         json_decref(c);
         json_decref(ai);
         json_decref(photo);
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     json_object_set_new(c, "ai_jobs", ai);
     json_object_set_new(c, "photo_jobs", photo);
@@ -94,21 +61,21 @@ static json_t *reports(jr_ctx_t *ctx, const jr_rows_t *rows)
     return json_incref(jr_json_parse(ctx->pool, text, len, &err));
 }
 
-apr_status_t jr_op_dashboard(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_dashboard(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *sc = ctx->who.branch_json, *tz = jr_setting_timezone(ctx);
     const char *today = jr_tz_date_of(ctx->pool, tz, apr_time_now());
     json_t *c = counts(ctx), *ai = jr_queue_counts(ctx, 1), *photo = jr_queue_counts(ctx, 0);
     jr_rows_t *recent, *todays;
     if (!c || !ai || !photo || !today ||
-        jr_db_select(ctx->db, ctx->pool, "reports_recent", &recent, JR_ARGS(sc, sc)) !=
+        jr_db_select(ctx->db, ctx->pool, JR_Q_REPORTS_RECENT, &recent, JR_ARGS(sc, sc)) !=
             APR_SUCCESS ||
-        jr_db_select(ctx->db, ctx->pool, "reports_on", &todays, JR_ARGS(today, sc, sc)) !=
+        jr_db_select(ctx->db, ctx->pool, JR_Q_REPORTS_ON, &todays, JR_ARGS(today, sc, sc)) !=
             APR_SUCCESS) {
         json_decref(c);
         json_decref(ai);
         json_decref(photo);
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     return jr_reply(res, ctx->pool, 200,
                     json_pack("{s:o, s:{s:s, s:s, s:o}, s:o, s:{s:o, s:o}}", "recent_lessons",

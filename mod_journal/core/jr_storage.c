@@ -314,3 +314,18 @@ void jr_storage_unlink_all(jr_ctx_t *ctx, const apr_array_header_t *names)
         }
     }
 }
+
+static void unlink_hook(jr_ctx_t *ctx, void *baton)
+{
+    jr_storage_unlink_all(ctx, baton);
+}
+
+void jr_storage_unlink_after_commit(jr_ctx_t *ctx, const apr_array_header_t *names)
+{
+    jr_after_commit(ctx, unlink_hook, (void *)names);
+}
+
+void jr_storage_unlink_on_rollback(jr_ctx_t *ctx, const apr_array_header_t *names)
+{
+    jr_on_rollback(ctx, unlink_hook, (void *)names);
+}

@@ -61,5 +61,9 @@ apr_status_t jr_storage_remove(apr_pool_t *p, const char *data_dir, const char *
 /* Unlinks every stored name of the array (const char *), after the transaction that
  * dropped their rows committed. Failures are logged, not returned. */
 void jr_storage_unlink_all(jr_ctx_t *ctx, const apr_array_header_t *names);
+/* The same, registered to run once the request's transaction committed (jr_after_commit). */
+void jr_storage_unlink_after_commit(jr_ctx_t *ctx, const apr_array_header_t *names);
+/* The same once it rolled back: files stored for rows that were refused (jr_on_rollback). */
+void jr_storage_unlink_on_rollback(jr_ctx_t *ctx, const apr_array_header_t *names);
 
 #endif

@@ -11,47 +11,18 @@
 #include "jr_stream.h"
 #include "jr_util.h"
 
-const jr_stmt_def_t jr_stmts_stream[] = {
-    {"ticket_insert",
-     "INSERT INTO stream_tickets (ticket_hash, session_hash, expires_at) VALUES (%s, %s, %s)",
-     NULL},
-    /* Used up by the one request that presents it, whichever child serves it. */
-    {"ticket_take",
-     "DELETE FROM stream_tickets WHERE ticket_hash = %s AND expires_at > %s"
-     " RETURNING session_hash",
-     NULL},
-    {"stream_sessions_valid",
-     "SELECT s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id"
-     " WHERE s.token_hash IN " JR_IN_JSON_SQLITE " AND s.expires_at > %s AND u.active = 1",
-     "SELECT s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id"
-     " WHERE s.token_hash IN (SELECT value FROM json_array_elements_text(CAST(%s AS json)))"
-     " AND s.expires_at > %s AND u.active = 1"},
-    {"stream_rows",
-     "SELECT id, type, branch_id, entity_id, payload FROM events WHERE id > " JR_INT
-     " ORDER BY id LIMIT " JR_INT,
-     NULL},
-    {"stream_bounds", "SELECT MIN(id) AS lo, MAX(id) AS hi FROM events", NULL},
-    {NULL, NULL, NULL},
-};
-
-apr_status_t jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ticket = jr_new_token(p);
     if (!ticket) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "ticket_insert", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_TICKET_INSERT, NULL,
                    JR_ARGS(jr_sha256_hex(p, ticket, strlen(ticket)), ctx->who.session_hash,
                            jr_iso_time(p, apr_time_now() + apr_time_from_sec(JR_TICKET_TTL)))) !=
         APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 201,
                     json_pack("{s:s, s:i}", "ticket", ticket, "expires_in", JR_TICKET_TTL));
@@ -66,7 +37,7 @@ static const char *take_ticket(jr_ctx_t *ctx, const char *ticket, apr_status_t *
     if ((*rv = jr_db_begin(ctx->db)) != APR_SUCCESS) {
         return NULL;
     }
-    if ((*rv = jr_db_select(ctx->db, p, "ticket_take", &rows,
+    if ((*rv = jr_db_select(ctx->db, p, JR_Q_TICKET_TAKE, &rows,
                             JR_ARGS(jr_sha256_hex(p, ticket, strlen(ticket)), jr_now_iso(p)))) !=
         APR_SUCCESS) {
         jr_db_rollback(ctx->db);
@@ -84,8 +55,11 @@ static int identify_by_ticket(jr_ctx_t *ctx, const char *ticket, jr_result_t *re
     apr_status_t rv;
 
     if (!(hash = take_ticket(ctx, ticket, &rv))) {
-        jr_fail(res, ctx->pool, rv == APR_SUCCESS ? 401 : 503, "%s",
-                rv == APR_SUCCESS ? "invalid, used or expired ticket" : "database unavailable");
+        if (rv == APR_SUCCESS) {
+            jr_fail(res, ctx->pool, 401, "invalid, used or expired ticket");
+        } else {
+            jr_err_db(ctx, res);
+        }
         return 0;
     }
     return jr_auth_session_hash(ctx, hash, "the ticket's session has ended", res);
@@ -125,7 +99,7 @@ apr_status_t jr_stream_rows(jr_db_t *db, apr_pool_t *p, long long after, int max
     apr_status_t rv;
     int i;
     *out = apr_array_make(p, 16, sizeof(jr_stream_event_t));
-    if ((rv = jr_db_select(db, p, "stream_rows", &rows,
+    if ((rv = jr_db_select(db, p, JR_Q_STREAM_ROWS, &rows,
                            JR_ARGS(jr_i64(p, after), jr_i64(p, max)))) != APR_SUCCESS) {
         return rv;
     }
@@ -143,7 +117,7 @@ apr_status_t jr_stream_rows(jr_db_t *db, apr_pool_t *p, long long after, int max
 apr_status_t jr_stream_bounds(jr_db_t *db, apr_pool_t *p, long long *lo, long long *hi)
 {
     jr_rows_t *rows;
-    apr_status_t rv = jr_db_select(db, p, "stream_bounds", &rows, JR_NOARGS);
+    apr_status_t rv = jr_db_select(db, p, JR_Q_STREAM_BOUNDS, &rows, JR_NOARGS);
     *lo = *hi = 0;
     if (rv == APR_SUCCESS && rows->nrows == 1) {
         *lo = jr_rows_int(rows, 0, "lo", 0);
@@ -171,7 +145,7 @@ apr_status_t jr_stream_sessions_valid(jr_db_t *db, apr_pool_t *p, const char *ha
     apr_status_t rv;
     int i;
     *valid = apr_hash_make(p);
-    if ((rv = jr_db_select(db, p, "stream_sessions_valid", &rows,
+    if ((rv = jr_db_select(db, p, JR_Q_STREAM_SESSIONS_VALID, &rows,
                            JR_ARGS(hashes_json, jr_now_iso(p)))) != APR_SUCCESS) {
         return rv;
     }

@@ -4,6 +4,8 @@
 #ifndef JR_STREAM_H
 #define JR_STREAM_H
 
+#include <apr_hash.h>
+
 #include "jr_ctx.h"
 
 typedef enum {

@@ -9,61 +9,16 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define STUDENT_COLS \
-    "s.id, s.name, s.group_id, g.branch_id, s.notes, s.created_at, s.updated_at, s.created_by"
-#define STUDENT_FILTER                                                                 \
-    " FROM students s JOIN study_groups g ON g.id = s.group_id"                        \
-    " WHERE g.deleted_at IS NULL"                                                      \
-    " AND (CAST(%s AS BIGINT) IS NULL OR s.group_id = CAST(%s AS BIGINT))"             \
-    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT))"            \
-    " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE %s ESCAPE '\\') AND "
-
-const jr_stmt_def_t jr_stmts_students[] = {
-    JR_SCOPED("students_list", "SELECT " STUDENT_COLS ", s.name_key" STUDENT_FILTER, "g.branch_id",
-              " AND (CAST(%s AS TEXT) IS NULL OR s.name_key > %s"
-              " OR (s.name_key = %s AND s.id > CAST(%s AS BIGINT)))"
-              " ORDER BY s.name_key, s.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"),
-    /* A student changes with its group too: moved to another branch, or to the trash (then
-     * the student is gone from the list, a tombstone for a sync). */
-    {"students_sync",
-     "SELECT " STUDENT_COLS ", MAX(s.updated_at, g.updated_at) AS sync_at,"
-     " g.deleted_at AS sync_deleted_at FROM students s JOIN study_groups g ON g.id = s.group_id"
-     " WHERE " JR_SCOPE_SQLITE("g.branch_id")
-     JR_SYNC_TAIL("MAX(s.updated_at, g.updated_at)", "s.id", "g.deleted_at"),
-     "SELECT " STUDENT_COLS ", GREATEST(s.updated_at, g.updated_at) AS sync_at,"
-     " g.deleted_at AS sync_deleted_at FROM students s JOIN study_groups g ON g.id = s.group_id"
-     " WHERE " JR_SCOPE_PG("g.branch_id")
-     JR_SYNC_TAIL("GREATEST(s.updated_at, g.updated_at)", "s.id", "g.deleted_at")},
-    JR_SCOPED("students_count", "SELECT COUNT(*) AS n" STUDENT_FILTER, "g.branch_id", ""),
-    {"student_get",
-     "SELECT " STUDENT_COLS " FROM students s JOIN study_groups g ON g.id = s.group_id"
-     " WHERE s.id = " JR_INT " AND g.deleted_at IS NULL",
-     NULL},
-    {"student_insert",
-     "INSERT INTO students (name, name_key, group_id, notes, created_at, updated_at, created_by)"
-     " VALUES (%s, %s, " JR_INT ", %s, %s, %s, " JR_INT ") RETURNING id",
-     NULL},
-    {"student_update",
-     "UPDATE students SET name = %s, name_key = %s, group_id = " JR_INT ", notes = %s,"
-     " updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"student_delete", "DELETE FROM students WHERE id = " JR_INT, NULL},
-    {"student_match",
-     "SELECT id FROM students WHERE group_id = " JR_INT " AND name_key = %s ORDER BY id LIMIT 1",
-     NULL},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_student_create[] = {
     {.name = "name", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .required = 1, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_student_update[] = {
     {.name = "name", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 200},
     {.name = "group_id", .type = JR_F_INT, .min = 1, .max = ID_MAX},
     {.name = "notes", .type = JR_F_STRING, .nullable = 1, .max = 5000},
@@ -71,8 +26,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_students[] = {
-    {"POST /api/students", create_fields},
-    {"PUT /api/students/:id", update_fields},
+    {"POST /api/students", jr_fields_student_create},
+    {"PUT /api/students/:id", jr_fields_student_update},
     {NULL, NULL},
 };
 
@@ -112,16 +67,16 @@ static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
-static apr_status_t reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+static int reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, "student_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
         APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, ctx->pool, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     jr_jw_init(&w, ctx->pool, 512);
     student_write(&w, rows, 0);
@@ -133,9 +88,9 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
     student_write(w, r, i);
 }
 
-static const jr_sync_def_t students_sync = {"students", "student", "students_sync", sync_write};
+static const jr_sync_def_t students_sync = {"students", "student", JR_Q_STUDENTS_SYNC, sync_write};
 
-apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
@@ -152,7 +107,7 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     }
     if (group < 0 || (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
         jr_page_begin(ctx, res, "students", 2, JR_LIMIT_DEFAULT, &pg) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     limit = pg.limit;
     offset = pg.offset;
@@ -163,12 +118,12 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (q && *q) {
         pat = jr_like_pattern(p, jr_student_key(p, q));
     }
-    if (jr_db_select(ctx->db, p, "students_list", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_STUDENTS_LIST, &rows,
                      JR_ARGS(g, g, b, b, pat, pat, scope, scope, k0, k0, k0, k1,
                              jr_page_fetch(p, &pg), jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "students_count", &count,
+        jr_db_select(ctx->db, p, JR_Q_STUDENTS_COUNT, &count,
                      JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -178,32 +133,27 @@ apr_status_t jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
 }
 
-apr_status_t jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     return reply_student(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *name, *now = jr_now_iso(p);
+    const char *name, *now = jr_now_iso(p);
     long long group, id;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     name = jr_json_trimmed(p, in, "name");
     group = jr_json_int(in, "group_id", 0);
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "student_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_INSERT, &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
                              jr_json_str(in, "notes", ""), now, now,
                              jr_opt_i64(p, ctx->who.user_id))) !=
@@ -211,75 +161,58 @@ apr_status_t jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t 
         rows->nrows != 1 ||
         jr_audit(ctx, "create", "student", (id = jr_rows_int(rows, 0, "id", 0)),
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 201, id);
 }
 
-apr_status_t jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id"), group;
-    const char *msg = jr_json_validate(p, in, update_fields), *name, *notes;
+    const char *name, *notes;
     jr_rows_t *rows;
     int vis;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
-    if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
+        return jr_err_not_found(ctx, res, "student");
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
     notes = json_object_get(in, "notes") ? jr_json_str(in, "notes", "") : jr_rows_get(rows, 0, "notes");
     group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
     if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_fail(res, p, 503, "database unavailable")
-                       : jr_fail(res, p, 400, "group_id: group %lld does not exist", group);
+        return vis < 0 ? jr_err_db(ctx, res)
+                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
+                                        group);
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "student_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_UPDATE, NULL,
                    JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),
                            jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "update", "student", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return reply_student(ctx, res, 200, id);
 }
 
-apr_status_t jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, "student_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_fail(res, p, 404, "student not found");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_not_found(ctx, res, "student");
     }
     /* Entries keep their student_name; their link to the roster is cleared (FK). */
-    if (jr_db_exec(ctx->db, p, "student_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "student", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

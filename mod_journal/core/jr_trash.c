@@ -13,51 +13,11 @@
 #include "jr_storage.h"
 #include "jr_util.h"
 
-#define TRASH_ITEMS                                                                        \
-    "SELECT 'entry' AS type, id, student_name AS name, deleted_at, deleted_by FROM entries"  \
-    " WHERE deleted_at IS NOT NULL"                                                         \
-    " UNION ALL SELECT 'group', id, name, deleted_at, deleted_by FROM study_groups"          \
-    " WHERE deleted_at IS NOT NULL"                                                         \
-    " UNION ALL SELECT 'module', id, name, deleted_at, deleted_by FROM modules"             \
-    " WHERE deleted_at IS NOT NULL"
-
-const jr_stmt_def_t jr_stmts_trash[] = {
-    {"trash_list",
-     "SELECT type, id, name, deleted_at, deleted_by FROM (" TRASH_ITEMS ") t"
-     " ORDER BY deleted_at DESC, type, id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)",
-     NULL},
-    {"trash_count", "SELECT COUNT(*) AS n FROM (" TRASH_ITEMS ") t", NULL},
-    {"trash_expired",
-     "SELECT type, id FROM (" TRASH_ITEMS ") t WHERE deleted_at < %s ORDER BY type DESC, id"
-     " LIMIT 200",
-     NULL},
-    {"trash_entry_get",
-     "SELECT e.id, e.deleted_at, g.deleted_at AS group_deleted_at FROM entries e"
-     " JOIN study_groups g ON g.id = e.group_id WHERE e.id = " JR_INT,
-     NULL},
-    {"entry_restore",
-     "UPDATE entries SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"
-     " WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"entry_purge_jobs", "DELETE FROM ai_jobs WHERE entity_type = 'entry' AND entity_id = " JR_INT,
-     NULL},
-    {"entry_purge", "DELETE FROM entries WHERE id = " JR_INT " AND deleted_at IS NOT NULL", NULL},
-    {"group_live_entries",
-     "SELECT COUNT(*) AS n FROM entries WHERE group_id = " JR_INT " AND deleted_at IS NULL", NULL},
-    {"group_trashed_entries",
-     "SELECT id FROM entries WHERE group_id = " JR_INT " AND deleted_at IS NOT NULL", NULL},
-    {"group_purge_students", "DELETE FROM students WHERE group_id = " JR_INT, NULL},
-    {"group_purge", "DELETE FROM study_groups WHERE id = " JR_INT " AND deleted_at IS NOT NULL",
-     NULL},
-    {"module_purge", "DELETE FROM modules WHERE id = " JR_INT " AND deleted_at IS NOT NULL", NULL},
-    {NULL, NULL, NULL},
-};
-
 /* The instant before which trashed records are purged. */
 static const char *purge_cutoff(jr_ctx_t *ctx)
 {
     long long days = 30;
-    jr_parse_int64(jr_setting(ctx, "trash_retention_days"), 1, 3650, &days);
+    jr_parse_int64(jr_setting(ctx, JR_SETTING_TRASH_RETENTION_DAYS), 1, 3650, &days);
     return jr_iso_time(ctx->pool, apr_time_now() - apr_time_from_sec(days * 86400));
 }
 
@@ -65,14 +25,14 @@ static const char *purge_at(jr_ctx_t *ctx, const char *deleted_at)
 {
     long long days = 30;
     apr_time_t t;
-    jr_parse_int64(jr_setting(ctx, "trash_retention_days"), 1, 3650, &days);
+    jr_parse_int64(jr_setting(ctx, JR_SETTING_TRASH_RETENTION_DAYS), 1, 3650, &days);
     if (!deleted_at || jr_parse_iso_time(deleted_at, &t) != 0) {
         return NULL;
     }
     return jr_iso_time(ctx->pool, t + apr_time_from_sec(days * 86400));
 }
 
-apr_status_t jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset;
@@ -80,12 +40,12 @@ apr_status_t jr_op_trash_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_jw_t w;
     int i;
     if (jr_list_params(ctx, res, &limit, &offset) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_db_select(ctx->db, p, "trash_list", &rows, JR_ARGS(jr_i64(p, limit), jr_i64(p, offset))) !=
+    if (jr_db_select(ctx->db, p, JR_Q_TRASH_LIST, &rows, JR_ARGS(jr_i64(p, limit), jr_i64(p, offset))) !=
             APR_SUCCESS ||
-        jr_db_select(ctx->db, p, "trash_count", &count, JR_NOARGS) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+        jr_db_select(ctx->db, p, JR_Q_TRASH_COUNT, &count, JR_NOARGS) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
@@ -107,7 +67,7 @@ static int known_type(const char *t)
     return t && (!strcmp(t, "entry") || !strcmp(t, "group") || !strcmp(t, "module"));
 }
 
-apr_status_t jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *type = apr_table_get(ctx->params, "type");
@@ -124,25 +84,20 @@ apr_status_t jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *r
     if (!strcmp(type, "module")) {
         return jr_op_modules_restore(ctx, in, res);
     }
-    if (jr_db_select(ctx->db, p, "trash_entry_get", &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_fail(res, p, 503, "database unavailable");
+    if (jr_db_select(ctx->db, p, JR_Q_TRASH_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
     }
     if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
         return jr_fail(res, p, 404, "no deleted entry with this id");
     }
     if (jr_rows_get(rows, 0, "group_deleted_at")) {
-        return jr_fail(res, p, 409, "the entry's group is in the trash: restore the group first");
+        return jr_err_conflict(ctx, res,
+                               "the entry's group is in the trash: restore the group first");
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_exec(ctx->db, p, "entry_restore", &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
+    if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_RESTORE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         jr_audit(ctx, "restore", "entry", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_op_entries_get(ctx, in, res);
 }
@@ -155,8 +110,8 @@ static int purge_entry(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
     const char *sid = jr_i64(p, id);
     int n = 0;
     if (jr_files_purge_entry(ctx, id, unlink_after) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "entry_purge_jobs", NULL, JR_ARGS(sid)) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "entry_purge", &n, JR_ARGS(sid)) != APR_SUCCESS) {
+        jr_db_exec(ctx->db, p, JR_Q_ENTRY_PURGE_JOBS, NULL, JR_ARGS(sid)) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_ENTRY_PURGE, &n, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
     return n == 1;
@@ -171,22 +126,22 @@ static int purge_group(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
     const char *sid = jr_i64(p, id);
     jr_rows_t *rows;
     int i, n = 0;
-    if (jr_db_select(ctx->db, p, "group_scope", &rows, JR_ARGS(sid)) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_SCOPE, &rows, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
     if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
         return 0; /* not in the trash */
     }
-    if (jr_db_select(ctx->db, p, "group_live_entries", &rows, JR_ARGS(sid)) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_LIVE_ENTRIES, &rows, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
     if (jr_rows_int(rows, 0, "n", 0) > 0) {
         if (res) {
-            jr_fail(res, p, 409, "the group still has entries outside the trash");
+            jr_err_conflict(ctx, res, "the group still has entries outside the trash");
         }
         return -2;
     }
-    if (jr_db_select(ctx->db, p, "group_trashed_entries", &rows, JR_ARGS(sid)) != APR_SUCCESS) {
+    if (jr_db_select(ctx->db, p, JR_Q_GROUP_TRASHED_ENTRIES, &rows, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
     for (i = 0; i < rows->nrows; ++i) {
@@ -195,28 +150,25 @@ static int purge_group(jr_ctx_t *ctx, long long id, apr_array_header_t *unlink_a
         }
     }
     if (jr_photos_purge_group(ctx, id, unlink_after) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "group_purge_students", NULL, JR_ARGS(sid)) != APR_SUCCESS ||
-        jr_db_exec(ctx->db, p, "group_purge", &n, JR_ARGS(sid)) != APR_SUCCESS) {
+        jr_db_exec(ctx->db, p, JR_Q_GROUP_PURGE_STUDENTS, NULL, JR_ARGS(sid)) != APR_SUCCESS ||
+        jr_db_exec(ctx->db, p, JR_Q_GROUP_PURGE, &n, JR_ARGS(sid)) != APR_SUCCESS) {
         return -1;
     }
     return n == 1;
 }
 
-/* Purges one trashed item in its own transaction (audited). 1 purged, 0 not in the trash,
- * -1 error, -2 refused (res filled when given). */
-static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t *res)
+/* Purges one trashed item in the open transaction (audited); its files' names go to
+ * unlink_after. 1 purged, 0 not in the trash, -1 error, -2 refused (res filled when given). */
+static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t *res,
+                     apr_array_header_t *unlink_after)
 {
-    apr_array_header_t *unlink_after = apr_array_make(ctx->pool, 8, sizeof(const char *));
     int rc, n = 0;
-    if (jr_db_begin(ctx->db) != APR_SUCCESS) {
-        return -1;
-    }
     if (!strcmp(type, "entry")) {
         rc = purge_entry(ctx, id, unlink_after);
     } else if (!strcmp(type, "group")) {
         rc = purge_group(ctx, id, unlink_after, res);
     } else {
-        rc = jr_db_exec(ctx->db, ctx->pool, "module_purge", &n, JR_ARGS(jr_i64(ctx->pool, id))) ==
+        rc = jr_db_exec(ctx->db, ctx->pool, JR_Q_MODULE_PURGE, &n, JR_ARGS(jr_i64(ctx->pool, id))) ==
                      APR_SUCCESS
                  ? n == 1
                  : -1;
@@ -224,46 +176,58 @@ static int purge_one(jr_ctx_t *ctx, const char *type, long long id, jr_result_t 
     if (rc == 1 && jr_audit(ctx, "purge", type, id, NULL) != APR_SUCCESS) {
         rc = -1;
     }
-    if (rc != 1 || jr_db_commit(ctx->db) != APR_SUCCESS) {
-        jr_db_rollback(ctx->db);
-        return rc == 1 ? -1 : rc;
-    }
-    /* The rows are gone for good: now the bytes. */
-    jr_storage_unlink_all(ctx, unlink_after);
-    return 1;
+    return rc;
 }
 
-apr_status_t jr_op_trash_purge(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_trash_purge(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     const char *type = apr_table_get(ctx->params, "type");
+    apr_array_header_t *unlink_after = apr_array_make(ctx->pool, 8, sizeof(const char *));
     int rc;
     if (!known_type(type)) {
         return jr_fail(res, ctx->pool, 404, "type must be entry, group or module");
     }
-    rc = purge_one(ctx, type, jr_param_id(ctx, "id"), res);
+    rc = purge_one(ctx, type, jr_param_id(ctx, "id"), res, unlink_after);
     if (rc == 1) {
+        /* The rows are gone for good once committed: then the bytes. */
+        jr_storage_unlink_after_commit(ctx, unlink_after);
         return jr_reply_ok(res, ctx->pool);
     }
     if (rc == -2) {
-        return APR_SUCCESS;
+        return res->status;
     }
     return rc == 0 ? jr_fail(res, ctx->pool, 404, "no %s with this id in the trash", type)
-                   : jr_fail(res, ctx->pool, 503, "database unavailable");
+                   : jr_err_db(ctx, res);
+}
+
+/* One expired item, purged in a transaction of its own (jr_tx_run). */
+typedef struct {
+    const char *type;
+    long long id;
+    apr_array_header_t *unlink_after;
+} expired_t;
+
+static apr_status_t purge_expired_one(jr_ctx_t *ctx, void *baton)
+{
+    expired_t *x = baton;
+    return purge_one(ctx, x->type, x->id, NULL, x->unlink_after) == 1 ? APR_SUCCESS : APR_EGENERAL;
 }
 
 int jr_trash_purge_expired(jr_ctx_t *ctx)
 {
     jr_rows_t *rows;
     int i, purged = 0;
-    if (jr_db_select(ctx->db, ctx->pool, "trash_expired", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_TRASH_EXPIRED, &rows,
                      JR_ARGS(purge_cutoff(ctx))) != APR_SUCCESS) {
         return -1;
     }
     /* Modules, then groups, then entries (ORDER BY type DESC): a group purge takes its
      * trashed entries along, whatever their own purge_at. A group with live entries stays. */
     for (i = 0; i < rows->nrows; ++i) {
-        if (purge_one(ctx, jr_rows_get(rows, i, "type"), jr_rows_int(rows, i, "id", 0), NULL) ==
-            1) {
+        expired_t x = {jr_rows_get(rows, i, "type"), jr_rows_int(rows, i, "id", 0),
+                       apr_array_make(ctx->pool, 8, sizeof(const char *))};
+        if (jr_tx_run(ctx, purge_expired_one, &x) == APR_SUCCESS) {
+            jr_storage_unlink_all(ctx, x.unlink_after);
             ++purged;
         }
     }

@@ -11,41 +11,9 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-#define USER_COLS "id, username, role, active, created_at, updated_at"
-
-const jr_stmt_def_t jr_stmts_users[] = {
-    {"users_list", "SELECT " USER_COLS " FROM users ORDER BY id", NULL},
-    {"users_branches_all",
-     "SELECT user_id, branch_id FROM user_branches ORDER BY user_id, branch_id", NULL},
-    {"user_get", "SELECT " USER_COLS " FROM users WHERE id = " JR_INT, NULL},
-    {"user_name_taken",
-     "SELECT id FROM users WHERE username = %s AND id <> CAST(%s AS BIGINT)", NULL},
-    {"user_insert",
-     "INSERT INTO users (username, password_hash, role, active, created_at, updated_at)"
-     " VALUES (%s, %s, %s, CAST(%s AS INTEGER), %s, %s) RETURNING id",
-     NULL},
-    {"user_update",
-     "UPDATE users SET username = COALESCE(%s, username),"
-     " password_hash = COALESCE(%s, password_hash), role = COALESCE(%s, role),"
-     " active = COALESCE(CAST(%s AS INTEGER), active), updated_at = %s WHERE id = " JR_INT,
-     NULL},
-    {"user_delete", "DELETE FROM users WHERE id = " JR_INT, NULL},
-    {"user_branches_clear", "DELETE FROM user_branches WHERE user_id = " JR_INT, NULL},
-    {"user_branch_add", "INSERT INTO user_branches (user_id, branch_id) VALUES (" JR_INT ", " JR_INT ")", NULL},
-    /* Run inside the write transaction: SQLite's BEGIN IMMEDIATE already serialises writers;
-     * on PostgreSQL the rows are locked so two concurrent demotions cannot both pass. */
-    {"admins_other_active",
-     "SELECT id FROM users WHERE role = 'admin' AND active = 1 AND id <> CAST(%s AS BIGINT)",
-     "SELECT id FROM users WHERE role = 'admin' AND active = 1 AND id <> CAST(%s AS BIGINT)"
-     " FOR UPDATE"},
-    {"branches_existing", "SELECT id FROM branches WHERE id IN " JR_IN_JSON_SQLITE,
-     "SELECT id FROM branches WHERE id IN " JR_IN_JSON_PG},
-    {NULL, NULL, NULL},
-};
-
 #define ID_MAX 9007199254740991LL
 
-static const jr_field_t create_fields[] = {
+const jr_field_t jr_fields_user_create[] = {
     {.name = "username", .type = JR_F_STRING, .required = 1, .trim = 1, .min = 1, .max = 64},
     {.name = "password", .type = JR_F_STRING, .required = 1, .min = 8, .max = 72},
     {.name = "role", .type = JR_F_STRING, .required = 1},
@@ -54,7 +22,7 @@ static const jr_field_t create_fields[] = {
     {NULL},
 };
 
-static const jr_field_t update_fields[] = {
+const jr_field_t jr_fields_user_update[] = {
     {.name = "username", .type = JR_F_STRING, .trim = 1, .min = 1, .max = 64},
     {.name = "password", .type = JR_F_STRING, .min = 8, .max = 72},
     {.name = "role", .type = JR_F_STRING},
@@ -64,8 +32,8 @@ static const jr_field_t update_fields[] = {
 };
 
 const jr_field_spec_t jr_fields_users[] = {
-    {"POST /api/users", create_fields},
-    {"PUT /api/users/:id", update_fields},
+    {"POST /api/users", jr_fields_user_create},
+    {"PUT /api/users/:id", jr_fields_user_update},
     {NULL, NULL},
 };
 
@@ -85,7 +53,7 @@ json_t *jr_user_load(jr_ctx_t *ctx, long long id)
     apr_array_header_t *ids;
     json_t *arr;
     int i;
-    if (jr_db_select(ctx->db, ctx->pool, "user_get", &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_USER_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 || jr_user_branch_ids(ctx, id, &ids) != APR_SUCCESS) {
         return NULL;
@@ -105,7 +73,7 @@ long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_
     if (ids->nelts == 0) {
         return 0;
     }
-    *rv = jr_db_select(ctx->db, ctx->pool, "branches_existing", &rows,
+    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCHES_EXISTING, &rows,
                        JR_ARGS(jr_ids_json(ctx->pool, ids)));
     if (*rv != APR_SUCCESS) {
         return 0;
@@ -121,15 +89,15 @@ long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_
     return 0;
 }
 
-apr_status_t jr_op_users_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_users_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *users, *links;
     json_t *out;
     int i, k = 0;
-    if (jr_db_select(ctx->db, ctx->pool, "users_list", &users, JR_NOARGS) != APR_SUCCESS ||
-        jr_db_select(ctx->db, ctx->pool, "users_branches_all", &links, JR_NOARGS) !=
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_USERS_LIST, &users, JR_NOARGS) != APR_SUCCESS ||
+        jr_db_select(ctx->db, ctx->pool, JR_Q_USERS_BRANCHES_ALL, &links, JR_NOARGS) !=
             APR_SUCCESS) {
-        return jr_fail(res, ctx->pool, 503, "database unavailable");
+        return jr_err_db(ctx, res);
     }
     out = json_array();
     for (i = 0; i < users->nrows; ++i) {
@@ -147,11 +115,11 @@ apr_status_t jr_op_users_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_reply(res, ctx->pool, 200, out);
 }
 
-apr_status_t jr_op_users_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_users_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *user = jr_user_load(ctx, jr_param_id(ctx, "id"));
     if (!user) {
-        return jr_fail(res, ctx->pool, 404, "user not found");
+        return jr_err_not_found(ctx, res, "user");
     }
     return jr_reply(res, ctx->pool, 200, json_incref(user));
 }
@@ -166,7 +134,6 @@ static const char *check_username(apr_pool_t *p, const char *name)
     }
     return NULL;
 }
-
 
 /* Validation shared by create and update, before any write. Fills the normalised values. */
 typedef struct {
@@ -191,17 +158,17 @@ static int read_user_input(jr_ctx_t *ctx, const json_t *in, long long self_id, u
     if ((u->username = jr_json_trimmed(p, in, "username")) != NULL) {
         u->username = jr_ascii_lower(p, u->username);
         if ((msg = check_username(p, u->username)) != NULL) {
-            jr_fail(res, p, 400, "%s", msg);
+            jr_err_body(ctx, res, msg);
             return -1;
         }
     }
     if ((u->role = jr_json_str(in, "role", NULL)) && strcmp(u->role, "admin") &&
         strcmp(u->role, "tutor")) {
-        jr_fail(res, p, 400, "role must be 'admin' or 'tutor'");
+        jr_err_invalid(ctx, res, "role", "role must be 'admin' or 'tutor'");
         return -1;
     }
     if (password && strlen(password) > 72) {
-        jr_fail(res, p, 400, "password must be at most 72 bytes");
+        jr_err_invalid(ctx, res, "password", "password must be at most 72 bytes");
         return -1;
     }
     if ((v = json_object_get(in, "active")) != NULL) {
@@ -211,27 +178,28 @@ static int read_user_input(jr_ctx_t *ctx, const json_t *in, long long self_id, u
         u->branch_ids = jr_ids_from_json(p, v);
         missing = jr_branches_missing(ctx, u->branch_ids, &rv);
         if (rv != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return -1;
         }
         if (missing) {
-            jr_fail(res, p, 400, "branch_ids: branch %lld does not exist", missing);
+            jr_err_invalid(ctx, res, "branch_ids", "branch_ids: branch %lld does not exist",
+                           missing);
             return -1;
         }
     }
     if (u->username) {
-        if (jr_db_select(ctx->db, p, "user_name_taken", &rows,
+        if (jr_db_select(ctx->db, p, JR_Q_USER_NAME_TAKEN, &rows,
                          JR_ARGS(u->username, jr_i64(p, self_id))) != APR_SUCCESS) {
-            jr_fail(res, p, 503, "database unavailable");
+            jr_err_db(ctx, res);
             return -1;
         }
         if (rows->nrows > 0) {
-            jr_fail(res, p, 409, "username '%s' is already taken", u->username);
+            jr_err_conflict(ctx, res, "username '%s' is already taken", u->username);
             return -1;
         }
     }
     if (password && !(u->hash = jr_password_hash(p, password, ctx->cfg->bcrypt_cost))) {
-        jr_fail(res, p, 500, "internal error");
+        jr_err_internal(ctx, res);
         return -1;
     }
     return 0;
@@ -242,11 +210,11 @@ static apr_status_t write_branches(jr_ctx_t *ctx, long long uid, const apr_array
     apr_pool_t *p = ctx->pool;
     const char *u = jr_i64(p, uid);
     int i;
-    if (jr_db_exec(ctx->db, p, "user_branches_clear", NULL, JR_ARGS(u)) != APR_SUCCESS) {
+    if (jr_db_exec(ctx->db, p, JR_Q_USER_BRANCHES_CLEAR, NULL, JR_ARGS(u)) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
     for (i = 0; i < ids->nelts; ++i) {
-        if (jr_db_exec(ctx->db, p, "user_branch_add", NULL,
+        if (jr_db_exec(ctx->db, p, JR_Q_USER_BRANCH_ADD, NULL,
                        JR_ARGS(u, jr_i64(p, APR_ARRAY_IDX(ids, i, long long)))) != APR_SUCCESS) {
             return APR_EGENERAL;
         }
@@ -254,41 +222,31 @@ static apr_status_t write_branches(jr_ctx_t *ctx, long long uid, const apr_array
     return APR_SUCCESS;
 }
 
-
-apr_status_t jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *msg = jr_json_validate(p, in, create_fields), *now = jr_now_iso(p);
+    const char *now = jr_now_iso(p);
     user_input_t u;
     jr_rows_t *rows;
     long long uid;
     json_t *user;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (read_user_input(ctx, in, 0, &u, res) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    if (jr_db_select(ctx->db, p, "user_insert", &rows,
+    if (jr_db_select(ctx->db, p, JR_Q_USER_INSERT, &rows,
                      JR_ARGS(u.username, u.hash, u.role, u.active ? u.active : "1", now, now)) !=
             APR_SUCCESS ||
         rows->nrows != 1) {
-        return jr_tx_fail(ctx, res, "username is already taken");
+        return jr_err_write(ctx, res, "username is already taken");
     }
     uid = jr_rows_int(rows, 0, "id", 0);
     if ((u.branch_ids && write_branches(ctx, uid, u.branch_ids) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "user", uid, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     if (!(user = jr_user_load(ctx, uid))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 201, json_incref(user));
 }
@@ -302,7 +260,7 @@ static int would_orphan_admins(jr_ctx_t *ctx, const json_t *target, int removing
         !json_is_true(json_object_get(target, "active"))) {
         return 0;
     }
-    if (jr_db_select(ctx->db, ctx->pool, "admins_other_active", &rows,
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ADMINS_OTHER_ACTIVE, &rows,
                      JR_ARGS(jr_i64(ctx->pool, json_integer_value(json_object_get(target, "id"))))) !=
         APR_SUCCESS) {
         *err = 1;
@@ -311,54 +269,44 @@ static int would_orphan_admins(jr_ctx_t *ctx, const json_t *target, int removing
     return rows->nrows == 0;
 }
 
-apr_status_t jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    const char *msg = jr_json_validate(p, in, update_fields);
     json_t *target, *user;
     user_input_t u;
     int removing, dberr;
 
-    if (msg) {
-        return jr_fail(res, p, 400, "%s", msg);
-    }
     if (!(target = jr_user_load(ctx, id))) {
-        return jr_fail(res, p, 404, "user not found");
+        return jr_err_not_found(ctx, res, "user");
     }
     if (read_user_input(ctx, in, id, &u, res) != 0) {
-        return APR_SUCCESS;
+        return res->status;
     }
     removing = (u.role && !strcmp(u.role, "tutor")) || (u.active && !strcmp(u.active, "0"));
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
     if (would_orphan_admins(ctx, target, removing, &dberr) || dberr) {
-        jr_db_rollback(ctx->db);
-        return dberr ? jr_fail(res, p, 503, "database unavailable")
-                     : jr_fail(res, p, 409, "the last active admin cannot be demoted or deactivated");
+        return dberr ? jr_err_db(ctx, res)
+                     : jr_err_conflict(ctx, res,
+                                       "the last active admin cannot be demoted or deactivated");
     }
-    if (jr_db_exec(ctx->db, p, "user_update", NULL,
+    if (jr_db_exec(ctx->db, p, JR_Q_USER_UPDATE, NULL,
                    JR_ARGS(u.username, u.hash, u.role, u.active, jr_now_iso(p), jr_i64(p, id))) !=
             APR_SUCCESS ||
         (u.branch_ids && write_branches(ctx, id, u.branch_ids) != APR_SUCCESS) ||
         /* A new password or a deactivation ends the user's sessions. */
         ((u.hash || (u.active && !strcmp(u.active, "0"))) &&
-         jr_db_exec(ctx->db, p, "session_delete_user", NULL, JR_ARGS(jr_i64(p, id))) !=
+         jr_db_exec(ctx->db, p, JR_Q_SESSION_DELETE_USER, NULL, JR_ARGS(jr_i64(p, id))) !=
              APR_SUCCESS) ||
         jr_audit(ctx, "update", "user", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, "username is already taken");
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, "username is already taken");
     }
     if (!(user = jr_user_load(ctx, id))) {
-        return jr_fail(res, p, 500, "internal error");
+        return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, json_incref(user));
 }
 
-apr_status_t jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
@@ -366,25 +314,18 @@ apr_status_t jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *re
     int dberr;
 
     if (!(target = jr_user_load(ctx, id))) {
-        return jr_fail(res, p, 404, "user not found");
+        return jr_err_not_found(ctx, res, "user");
     }
     if (id == ctx->who.user_id) {
-        return jr_fail(res, p, 409, "you cannot delete your own account");
-    }
-    if (jr_tx_begin(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_conflict(ctx, res, "you cannot delete your own account");
     }
     if (would_orphan_admins(ctx, target, 1, &dberr) || dberr) {
-        jr_db_rollback(ctx->db);
-        return dberr ? jr_fail(res, p, 503, "database unavailable")
-                     : jr_fail(res, p, 409, "the last active admin cannot be deleted");
+        return dberr ? jr_err_db(ctx, res)
+                     : jr_err_conflict(ctx, res, "the last active admin cannot be deleted");
     }
-    if (jr_db_exec(ctx->db, p, "user_delete", NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
+    if (jr_db_exec(ctx->db, p, JR_Q_USER_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||
         jr_audit(ctx, "delete", "user", id, NULL) != APR_SUCCESS) {
-        return jr_tx_fail(ctx, res, NULL);
-    }
-    if (jr_tx_commit(ctx, res) != APR_SUCCESS) {
-        return APR_SUCCESS;
+        return jr_err_write(ctx, res, NULL);
     }
     return jr_reply_ok(res, p);
 }

@@ -4,7 +4,7 @@
 #include "jr_ops.h"
 #include "jr_settings.h"
 
-apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+int jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_jw_t w;
     jr_jw_init(&w, ctx->pool, 1024);
@@ -29,7 +29,7 @@ apr_status_t jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_jw_key(&w, "organisation");
     jr_jw_obj(&w);
     jr_jw_kstr(&w, "timezone", jr_setting_timezone(ctx));
-    jr_jw_kstr(&w, "time_format", jr_setting(ctx, "time_format"));
+    jr_jw_kstr(&w, "time_format", jr_setting(ctx, JR_SETTING_TIME_FORMAT));
     jr_jw_obj_end(&w);
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 200, &w);

@@ -6,6 +6,7 @@
 #include <apr_pools.h>
 
 #include "jr_ops.h"
+#include "jr_road.h"
 #include "unit.h"
 
 extern apr_pool_t *fx_pool;
@@ -21,6 +22,10 @@ const char *fx_dir(void);
 /* Checked fixture (runs in each test's process). */
 void fx_setup(void);
 void fx_teardown(void);
+
+/* A test case of s on the fixture: the unchecked directory fixture, then setup_fn/teardown_fn
+ * (fx_setup/fx_teardown or a suite's own that call them), a generous timeout. */
+TCase *fx_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn);
 
 /* Runs an operation (body NULL: no input, as the router passes for JR_BODY_NONE). */
 jr_result_t fx_call_as(jr_ctx_t *c, jr_op_fn *op, const char *body);

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <apr_dbd.h>
+#include <apr_hash.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
 
 #include "jr_db.h"
+#include "jr_db_backend.h" /* the statement cache */
 #include "jr_json.h"
 #include "jr_keys.h"
 #include "jr_log.h"
@@ -122,7 +124,7 @@ static long long insert_branch(const char *name)
 {
     jr_rows_t *rows = NULL;
     const char *now = jr_now_iso(pool);
-    ck_assert_int_eq(jr_db_select(db, pool, "branch_insert", &rows, JR_ARGS(name, now, now)),
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now)),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
     return jr_rows_int(rows, 0, "id", 0);
@@ -141,7 +143,7 @@ static int count_migrations(void)
 static jr_rows_t *list_branches(const char *scope)
 {
     jr_rows_t *rows = NULL;
-    ck_assert_int_eq(jr_db_select(db, pool, "branches_list", &rows,
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows,
                                   JR_ARGS(scope, scope, NULL, "1000", "0")),
                      APR_SUCCESS);
     return rows;
@@ -244,42 +246,90 @@ START_TEST(migration_lists_agree)
 }
 END_TEST
 
-/* ---- the statement catalog ----------------------------------------------------------- */
+/* ---- the statement catalogue ---------------------------------------------------------- */
 
+/* Placeholders of a text: -1 when a % is followed by anything but s or % (apr_dbd took any
+ * letter for a placeholder; the backends turn only %s into one). */
 static int placeholders(const char *sql)
 {
     int n = 0;
-    for (; (sql = strstr(sql, "%s")) != NULL; sql += 2) {
-        ++n;
+    for (; *sql; ++sql) {
+        if (*sql == '%') {
+            if (sql[1] != 's' && sql[1] != '%') {
+                return -1;
+            }
+            n += sql[1] == 's';
+            ++sql;
+        }
     }
     return n;
 }
 
-START_TEST(statement_labels_unique_and_prepare)
+START_TEST(statement_catalogue)
 {
-    const jr_stmt_def_t *const *t, *const *u;
-    const jr_stmt_def_t *d, *e;
-    unsigned total = 0;
-    for (t = jr_stmt_tables; *t; ++t) {
-        for (d = *t; d->label; ++d, ++total) {
-            ck_assert_msg(d->sql && *d->sql, "%s has no SQL", d->label);
-            ck_assert_ptr_eq(jr_stmt_sql(d, JR_DB_SQLITE), d->sql);
-            ck_assert_ptr_eq(jr_stmt_sql(d, JR_DB_PGSQL), d->sql_pg ? d->sql_pg : d->sql);
-            if (d->sql_pg) {
-                ck_assert_msg(placeholders(d->sql) == placeholders(d->sql_pg),
-                              "%s: dialects take different arguments", d->label);
-            }
-            for (u = t; *u; ++u) {
-                for (e = (u == t ? d + 1 : *u); e->label; ++e) {
-                    ck_assert_msg(strcmp(d->label, e->label), "duplicate label %s", d->label);
-                }
-            }
+    int id, other;
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        const char *label = jr_stmt_label(id), *sq = jr_stmt_sql(id, JR_DB_SQLITE),
+                   *pg = jr_stmt_sql(id, JR_DB_PGSQL);
+        /* Dense: every id has a label and a text in both dialects. */
+        ck_assert_msg(label && *label, "statement %d has no label", id);
+        ck_assert_msg(sq && *sq && pg && *pg, "%s lacks the SQL of a dialect", label);
+        ck_assert_uint_le(strlen(label), JR_STMT_LABEL_MAX);
+        ck_assert_str_eq(jr_stmt_server_name(id), apr_pstrcat(pool, "jr_", label, NULL));
+        ck_assert_msg(placeholders(sq) >= 0 && placeholders(pg) >= 0,
+                      "%s: a %% that is neither %%s nor %%%%", label);
+        ck_assert_msg(placeholders(sq) == placeholders(pg),
+                      "%s: the dialects take different arguments", label);
+        ck_assert_int_eq(jr_stmt_nparams(id), placeholders(sq));
+        for (other = id + 1; other < JR_Q__COUNT; ++other) {
+            ck_assert_msg(strcmp(label, jr_stmt_label(other)), "duplicate label %s", label);
         }
     }
-    ck_assert_uint_gt(total, 20);
+    ck_assert_int_gt(JR_Q__COUNT, 100);
+    ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRY_GET), "entry_get");
+    ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRIES_LIST_PLAIN), "entries_list_plain");
     open_ready();
-    ck_assert_uint_eq(apr_hash_count(db->prepared), total);
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        ck_assert_msg(db->cache->stmts[id] != NULL, "%s is not prepared", jr_stmt_label(id));
+    }
     ck_assert_int_eq(log_count, 0);
+}
+END_TEST
+
+/* What needs the write transaction: every INSERT, UPDATE and DELETE (RETURNING or not), and a
+ * SELECT that locks rows in either dialect; plain reads do not. */
+START_TEST(statement_writes)
+{
+    static const jr_stmt_id_t writers[] = {
+        JR_Q_ENTRY_INSERT,        JR_Q_ENTRY_UPDATE,       JR_Q_USER_DELETE,
+        JR_Q_PHOTOS_DELETE_OWNER, JR_Q_SETTING_UPSERT,     JR_Q_AI_CLAIM_PENDING,
+        JR_Q_ADMINS_OTHER_ACTIVE, JR_Q_PHOTOS_LOCK_OWNER, JR_Q_AI_REQUEUE_ENTRIES,
+    };
+    static const jr_stmt_id_t readers[] = {
+        JR_Q_ENTRY_GET,  JR_Q_ENTRIES_LIST_PLAIN, JR_Q_ENTRIES_COUNT, JR_Q_KEY_AUTH,
+        JR_Q_STATS_COUNTS, JR_Q_HEALTH_SCHEMA,    JR_Q_SIGNAL_NOTIFY, JR_Q_AI_DUE,
+    };
+    size_t i;
+    int id, n = 0;
+    for (i = 0; i < sizeof(writers) / sizeof(*writers); ++i) {
+        ck_assert_msg(jr_stmt_writes(writers[i]), "%s must write", jr_stmt_label(writers[i]));
+    }
+    for (i = 0; i < sizeof(readers) / sizeof(*readers); ++i) {
+        ck_assert_msg(!jr_stmt_writes(readers[i]), "%s only reads", jr_stmt_label(readers[i]));
+    }
+    /* The flag agrees with the first keyword of every text that has no row lock. */
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        const char *sq = jr_stmt_sql(id, JR_DB_SQLITE), *pg = jr_stmt_sql(id, JR_DB_PGSQL);
+        int select = !strncmp(sq, "SELECT", 6) && !strncmp(pg, "SELECT", 6);
+        int locks = strstr(sq, "FOR UPDATE") || strstr(pg, "FOR UPDATE");
+        if (!locks) {
+            ck_assert_msg(jr_stmt_writes(id) == !select, "%s: writes %d", jr_stmt_label(id),
+                          jr_stmt_writes(id));
+        }
+        n += jr_stmt_writes(id);
+    }
+    ck_assert_int_gt(n, 40);
+    ck_assert_int_lt(n, JR_Q__COUNT);
 }
 END_TEST
 
@@ -291,18 +341,23 @@ START_TEST(prepare_fails_before_migrating)
 }
 END_TEST
 
-START_TEST(unknown_label_fails)
+START_TEST(unknown_statement_fails)
 {
     static jr_rows_t dummy;
     jr_rows_t *rows = &dummy;
     int n = -1;
     open_ready();
-    ck_assert_int_ne(jr_db_select(db, pool, "no_such_statement", &rows, JR_NOARGS), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_select(db, pool, (jr_stmt_id_t)JR_Q__COUNT, &rows, JR_NOARGS),
+                     APR_SUCCESS);
     ck_assert_ptr_null(rows);
-    ck_assert_msg(strstr(last_log, "JR01004") && strstr(last_log, "no_such_statement"), "log: %s",
-                  last_log);
-    ck_assert_int_ne(jr_db_exec(db, pool, "no_such_statement", &n, JR_NOARGS), APR_SUCCESS);
+    ck_assert_msg(strstr(last_log, "JR01004"), "log: %s", last_log);
+    ck_assert_int_ne(jr_db_exec(db, pool, (jr_stmt_id_t)-1, &n, JR_NOARGS), APR_SUCCESS);
     ck_assert_int_eq(n, -1);
+    /* A statement given the wrong number of arguments does not run. */
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows, JR_ARGS(NULL, NULL, "1")),
+                     APR_SUCCESS);
+    ck_assert_msg(strstr(last_log, "JR01033") && strstr(last_log, "branches_list"), "log: %s",
+                  last_log);
 }
 END_TEST
 
@@ -395,7 +450,7 @@ static int other_finds(dbd_conn_t *c, const char *name)
 static long long count_branches(jr_db_t *w)
 {
     jr_rows_t *rows = NULL;
-    ck_assert_int_eq(jr_db_select(w, pool, "branches_list", &rows,
+    ck_assert_int_eq(jr_db_select(w, pool, JR_Q_BRANCHES_LIST, &rows,
                                   JR_ARGS(NULL, NULL, NULL, "1000", "0")),
                      APR_SUCCESS);
     return rows->nrows;
@@ -502,7 +557,7 @@ START_TEST(use_prepares_when_the_connection_has_none)
     ck_assert_int_eq(count_branches(w), 1);
     /* Found the next time, without preparing again. */
     log_count = 0;
-    ck_assert_ptr_eq(jr_db_use(pool, c.driver, c.handle, c.pool)->prepared, w->prepared);
+    ck_assert_ptr_eq(jr_db_use(pool, c.driver, c.handle, c.pool)->cache, w->cache);
     ck_assert_int_eq(log_count, 0);
     ck_assert_uint_eq(apr_hash_count(c.prepared), 1);
     apr_pool_destroy(c.pool); /* statements finalized before the connection closes */
@@ -522,7 +577,7 @@ START_TEST(wrapper_rolls_back_on_pool_cleanup)
     w = jr_db_use(req, c.driver, c.handle, c.pool);
     ck_assert_int_eq(w->dialect, JR_DB_SQLITE);
     ck_assert_int_eq(jr_db_begin(w), APR_SUCCESS);
-    ck_assert_int_eq(jr_db_select(w, req, "branch_insert", &rows,
+    ck_assert_int_eq(jr_db_select(w, req, JR_Q_BRANCH_INSERT, &rows,
                                   JR_ARGS("Lost", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
@@ -535,6 +590,53 @@ START_TEST(wrapper_rolls_back_on_pool_cleanup)
 }
 END_TEST
 
+/* A schema older than the module's (JournalMigrate Off, no migration run): here its last
+ * migration is forgotten, so every statement would still prepare. The connection prepares
+ * nothing and refuses requests until the schema is current again, without a restart. */
+START_TEST(schema_behind_serves_nothing)
+{
+    dbd_conn_t c;
+    jr_db_t *w;
+    int have = -1, need = -1, latest = jr_migrate_latest(JR_DB_SQLITE);
+    open_ready();
+    ck_assert_int_eq(sqlite3_exec(native(), apr_psprintf(pool, "DELETE FROM schema_migrations"
+                                                               " WHERE version = %d", latest),
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(pool, path), APR_SUCCESS);
+    dbd_conn_open(&c, 1); /* attached all the same: the cache says why it holds nothing */
+    ck_assert_msg(strstr(last_log, apr_psprintf(pool, "JR01030: database schema version %d is "
+                                                      "older than this module's %d",
+                                                latest - 1, latest)),
+                  "log: %s", last_log);
+    log_count = 0;
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(log_count, 0); /* said once, when the connection opened */
+    ck_assert_str_eq(jr_db_refusal(w),
+                     "database schema is older than this module: run journal-admin migrate");
+    ck_assert_int_eq(jr_db_schema_behind(w, &have, &need), 1);
+    ck_assert_int_eq(have, latest - 1);
+    ck_assert_int_eq(need, latest);
+    ck_assert_ptr_null(w->cache->stmts[JR_Q_BRANCHES_LIST]);
+    ck_assert_str_eq(jr_db_refusal(NULL), "database unavailable");
+    /* journal-admin migrate runs: the next user of the connection prepares and is served. */
+    ck_assert_int_eq(sqlite3_exec(native(), apr_psprintf(pool, "INSERT INTO schema_migrations"
+                                                               " (version, name, applied_at)"
+                                                               " VALUES (%d, 'x', 'now')",
+                                                         latest),
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    w = jr_db_use(pool, c.driver, c.handle, c.pool);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_msg(strstr(last_log, "JR01031"), "log: %s", last_log);
+    ck_assert_ptr_null(jr_db_refusal(w));
+    ck_assert_int_eq(jr_db_schema_behind(w, &have, &need), 0);
+    ck_assert_int_eq(count_branches(w), 0);
+    apr_pool_destroy(c.pool);
+}
+END_TEST
+
 START_TEST(unique_violation_detected)
 {
     jr_rows_t *rows;
@@ -543,20 +645,113 @@ START_TEST(unique_violation_detected)
     now = jr_now_iso(pool);
     insert_branch("Same");
     log_count = 0;
-    ck_assert_int_ne(jr_db_select(db, pool, "branch_insert", &rows, JR_ARGS("Same", now, now)),
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCH_INSERT, &rows, JR_ARGS("Same", now, now)),
                      APR_SUCCESS);
     ck_assert_int_eq(jr_db_unique_violation(db), 1);
     ck_assert_msg(strstr(db->last_error, "UNIQUE"), "%s", db->last_error);
+    ck_assert_int_eq(jr_db_error(db), JR_DB_E_UNIQUE);
+    ck_assert_int_eq(db->native_code, SQLITE_CONSTRAINT_UNIQUE);
     ck_assert_int_eq(log_count, 0); /* expected conflicts are not logged as errors */
     /* A later success clears it. */
     rows = list_branches(NULL);
     ck_assert_int_eq(jr_db_unique_violation(db), 0);
+    ck_assert_int_eq(jr_db_error(db), JR_DB_OK);
     /* A foreign key failure is an error, not a conflict, and is logged. */
-    ck_assert_int_ne(jr_db_select(db, pool, "group_insert", &rows,
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_GROUP_INSERT, &rows,
                                   JR_ARGS("g", "999", NULL, now, now)),
                      APR_SUCCESS);
     ck_assert_int_eq(jr_db_unique_violation(db), 0);
+    ck_assert_int_eq(jr_db_error(db), JR_DB_E_FOREIGN_KEY);
     ck_assert_msg(strstr(last_log, "JR01005"), "log: %s", last_log);
+    /* Classified by SQLite's extended result code, never by the message: a trigger that fails
+     * with the very words of a unique violation is another constraint, and an error. */
+    ck_assert_int_eq(sqlite3_exec(native(),
+                                  "CREATE TRIGGER fake BEFORE INSERT ON branches WHEN"
+                                  " NEW.name = 'Fake' BEGIN SELECT RAISE(ABORT,"
+                                  " 'UNIQUE constraint failed: branches.name'); END",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    log_count = 0;
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCH_INSERT, &rows, JR_ARGS("Fake", now, now)),
+                     APR_SUCCESS);
+    ck_assert_msg(strstr(db->last_error, "UNIQUE constraint failed"), "%s", db->last_error);
+    ck_assert_int_eq(jr_db_error(db), JR_DB_E_CONSTRAINT);
+    ck_assert_int_eq(jr_db_unique_violation(db), 0);
+    ck_assert_int_eq(log_count, 1);
+}
+END_TEST
+
+/* PostgreSQL's failures by SQLSTATE, as libpq reports it (no server needed): the message is
+ * never read, and a failure without a SQLSTATE is a lost connection only when libpq says so. */
+START_TEST(pgsql_sqlstates_are_classified)
+{
+    static const struct {
+        const char *state;
+        jr_db_error_e want;
+    } cases[] = {
+        {"23505", JR_DB_E_UNIQUE},     {"23503", JR_DB_E_FOREIGN_KEY},
+        {"23502", JR_DB_E_CONSTRAINT}, {"23514", JR_DB_E_CONSTRAINT},
+        {"40001", JR_DB_E_BUSY},       {"40P01", JR_DB_E_BUSY},
+        {"55P03", JR_DB_E_BUSY},       {"57014", JR_DB_E_BUSY},
+        {"57P01", JR_DB_E_GONE},       {"08006", JR_DB_E_GONE},
+        {"42P01", JR_DB_E_OTHER},      {"22P02", JR_DB_E_OTHER},
+        {"", JR_DB_E_GONE}, /* no SQLSTATE, and no connection (PQstatus(NULL) is bad) */
+    };
+    jr_db_t pg;
+    size_t i;
+    memset(&pg, 0, sizeof(pg));
+    pg.be = &jr_db_backend_pgsql;
+    for (i = 0; i < sizeof(cases) / sizeof(*cases); ++i) {
+        apr_cpystrn(pg.sqlstate, cases[i].state, sizeof(pg.sqlstate));
+        ck_assert_msg(pg.be->classify(&pg) == cases[i].want, "SQLSTATE '%s'", cases[i].state);
+    }
+}
+END_TEST
+
+START_TEST(busy_is_classified)
+{
+    jr_db_t *other = NULL;
+    const char *err = NULL;
+    open_ready();
+    ck_assert_int_eq(jr_db_open(&other, pool, "sqlite3", path, &err), APR_SUCCESS);
+    sqlite3_busy_timeout(other->native, 0);
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_begin(other), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_error(other), JR_DB_E_BUSY);
+    ck_assert_msg(strstr(last_log, "JR01006: BEGIN IMMEDIATE failed"), "log: %s", last_log);
+    jr_db_rollback(db);
+    jr_db_close(other);
+}
+END_TEST
+
+/* A lazy transaction begins at the first statement that writes: reads before it hold no lock,
+ * a commit without a write has nothing to do. */
+START_TEST(lazy_transaction_begins_at_the_first_write)
+{
+    open_ready();
+    jr_db_begin_lazy(db);
+    ck_assert_int_eq(list_branches(NULL)->nrows, 0);
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    insert_branch("L"); /* INSERT ... RETURNING, run as a select */
+    ck_assert_int_eq(db->in_tx, 1);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 0);
+    jr_db_rollback(db);
+    ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 0);
+    /* Disarmed by the rollback: the next write commits on its own. */
+    insert_branch("M");
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(sqlite3_get_autocommit(native()), 1);
+    /* Armed again and committed without a write: nothing began, nothing to do. */
+    jr_db_begin_lazy(db);
+    list_branches(NULL);
+    ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    ck_assert_int_eq(db->in_tx, 0);
+    ck_assert_int_eq(db->tx_lazy, 0);
+    jr_db_begin_lazy(db);
+    insert_branch("N");
+    ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    ck_assert_int_eq(sql_int("SELECT COUNT(*) FROM branches"), 2);
 }
 END_TEST
 
@@ -603,13 +798,13 @@ START_TEST(null_argument_binds_sql_null)
     open_ready();
     now = jr_now_iso(pool);
     br = insert_branch("B");
-    ck_assert_int_eq(jr_db_select(db, pool, "group_insert", &rows,
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_GROUP_INSERT, &rows,
                                   JR_ARGS("G", jr_i64(pool, br), NULL, now, now)),
                      APR_SUCCESS);
     g = jr_rows_int(rows, 0, "id", 0);
     ck_assert_int_gt(g, 0);
     ck_assert_str_eq(sql_text("SELECT typeof(tutor_id) FROM study_groups"), "null");
-    ck_assert_int_eq(jr_db_select(db, pool, "group_get", &rows, JR_ARGS(jr_i64(pool, g))),
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_GROUP_GET, &rows, JR_ARGS(jr_i64(pool, g))),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
     ck_assert_ptr_null(jr_rows_get(rows, 0, "tutor_id"));
@@ -617,7 +812,7 @@ START_TEST(null_argument_binds_sql_null)
     ck_assert_int_eq(jr_rows_int(rows, 0, "tutor_id", -3), -3);
     ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "G");
 
-    ck_assert_int_eq(jr_db_exec(db, pool, "audit_insert", &n,
+    ck_assert_int_eq(jr_db_exec(db, pool, JR_Q_AUDIT_INSERT, &n,
                                 JR_ARGS(now, NULL, NULL, "0", NULL, "test", "thing", NULL, NULL)),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 1);
@@ -635,11 +830,11 @@ START_TEST(exec_counts_rows)
     long long id;
     open_ready();
     id = insert_branch("Old");
-    ck_assert_int_eq(jr_db_exec(db, pool, "branch_update", &n,
+    ck_assert_int_eq(jr_db_exec(db, pool, JR_Q_BRANCH_UPDATE, &n,
                                 JR_ARGS("New", jr_now_iso(pool), jr_i64(pool, id))),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(jr_db_exec(db, pool, "branch_update", &n,
+    ck_assert_int_eq(jr_db_exec(db, pool, JR_Q_BRANCH_UPDATE, &n,
                                 JR_ARGS("Newer", jr_now_iso(pool), jr_i64(pool, id + 100))),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 0);
@@ -705,7 +900,7 @@ START_TEST(unreadable_value_fails_the_select)
     insert_branch("Readable");
     fail_reads("id", _i);
     log_count = 0;
-    ck_assert_int_ne(jr_db_select(db, pool, "branches_list", &rows, JR_ARGS(NULL, NULL, NULL, "10", "0")),
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows, JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_ptr_null(rows);
     ck_assert_int_eq(fail_count, 1);
@@ -727,14 +922,14 @@ START_TEST(unreadable_value_fails_the_stream)
     open_ready();
     insert_branch("Readable");
     fail_reads("id", _i);
-    ck_assert_int_ne(jr_db_select_each(db, pool, "branches_list", first_row, &n,
+    ck_assert_int_ne(jr_db_select_each(db, pool, JR_Q_BRANCHES_LIST, first_row, &n,
                                        JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 0);
     ck_assert_int_eq(fail_count, 1);
     ck_assert_msg(strstr(last_log, "JR01020"), "log: %s", last_log);
     jr_db_test_column_text = NULL;
-    ck_assert_int_eq(jr_db_select_each(db, pool, "branches_list", count_rows, &n,
+    ck_assert_int_eq(jr_db_select_each(db, pool, JR_Q_BRANCHES_LIST, count_rows, &n,
                                        JR_ARGS(NULL, NULL, NULL, "10", "0")),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 1);
@@ -748,17 +943,17 @@ START_TEST(sql_null_is_still_null)
     int n = 0;
     open_ready();
     now = jr_now_iso(pool);
-    ck_assert_int_eq(jr_db_select(db, pool, "group_insert", &rows,
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_GROUP_INSERT, &rows,
                                   JR_ARGS("G", jr_i64(pool, insert_branch("B")), NULL, now, now)),
                      APR_SUCCESS);
     fail_reads("tutor_id", 0); /* NULL in this row: never a failure */
-    ck_assert_int_eq(jr_db_select(db, pool, "group_get",
+    ck_assert_int_eq(jr_db_select(db, pool, JR_Q_GROUP_GET,
                                   &rows, JR_ARGS(jr_rows_get(rows, 0, "id"))),
                      APR_SUCCESS);
     ck_assert_int_eq(rows->nrows, 1);
     ck_assert_ptr_null(jr_rows_get(rows, 0, "tutor_id"));
     ck_assert_str_eq(jr_rows_get(rows, 0, "name"), "G");
-    ck_assert_int_eq(jr_db_select_each(db, pool, "group_get", count_rows, &n,
+    ck_assert_int_eq(jr_db_select_each(db, pool, JR_Q_GROUP_GET, count_rows, &n,
                                        JR_ARGS(jr_rows_get(rows, 0, "id"))),
                      APR_SUCCESS);
     ck_assert_int_eq(n, 1);
@@ -829,12 +1024,7 @@ static void quiet_setup(void)
 /* A test case with its own directory of test databases and the given checked fixture. */
 static TCase *db_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn)
 {
-    TCase *tc = tcase_create(name);
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup_fn, teardown_fn);
-    tcase_set_timeout(tc, 30);
-    suite_add_tcase(s, tc);
-    return tc;
+    return fx_tcase(s, name, setup_fn, teardown_fn);
 }
 
 Suite *suite_db(void)
@@ -847,9 +1037,10 @@ Suite *suite_db(void)
     tcase_add_test(tc, migrate_is_idempotent);
     tcase_add_test(tc, migrate_current_without_schema);
     tcase_add_test(tc, migration_lists_agree);
-    tcase_add_test(tc, statement_labels_unique_and_prepare);
+    tcase_add_test(tc, statement_catalogue);
+    tcase_add_test(tc, statement_writes);
     tcase_add_test(tc, prepare_fails_before_migrating);
-    tcase_add_test(tc, unknown_label_fails);
+    tcase_add_test(tc, unknown_statement_fails);
     tcase_add_test(tc, rollback_leaves_nothing);
     tcase_add_test(tc, own_statements_apart_from_other_modules);
     tcase_add_test(tc, preconfigured_connection_has_foreign_keys);
@@ -857,7 +1048,11 @@ Suite *suite_db(void)
     tcase_add_test(tc, late_foreign_keys_are_reported);
     tcase_add_test(tc, use_prepares_when_the_connection_has_none);
     tcase_add_test(tc, wrapper_rolls_back_on_pool_cleanup);
+    tcase_add_test(tc, schema_behind_serves_nothing);
     tcase_add_test(tc, unique_violation_detected);
+    tcase_add_test(tc, busy_is_classified);
+    tcase_add_test(tc, pgsql_sqlstates_are_classified);
+    tcase_add_test(tc, lazy_transaction_begins_at_the_first_write);
     tcase_add_test(tc, rows_accessors);
     tcase_add_test(tc, null_argument_binds_sql_null);
     tcase_add_test(tc, exec_counts_rows);

@@ -25,21 +25,9 @@ static jr_ctx_t wctx; /* the worker's: no user, no key, client_ip "worker" */
 /* Runs an operation that may answer with a serialised body (jr_jw); returns the JSON. */
 static json_t *op_json(jr_op_fn *op, const char *body, int status)
 {
-    jr_result_t res;
-    const json_t *in = NULL;
-    const char *err = NULL;
-    if (body) {
-        in = jr_json_parse(fx_pool, body, strlen(body), &err);
-        ck_assert_ptr_nonnull(in);
-    }
-    jr_result_init(&res, fx_pool);
-    ck_assert_int_eq(op(&fx_ctx, in, &res), APR_SUCCESS);
+    jr_result_t res = fx_call(op, body);
     ck_assert_msg(res.status == status, "status %d, expected %d", res.status, status);
-    ck_assert_int_eq(fx_db->in_tx, 0);
-    if (res.json) {
-        return res.json;
-    }
-    return jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    return res.json;
 }
 
 static long long new_entry(const char *description)
@@ -101,7 +89,7 @@ START_TEST(claim_marks_processing)
     ck_assert_int_eq(TASK(t, 1)->job.entity_id, b);
     ck_assert_int_eq(TASK(t, 0)->kind, JR_AI_ENTRY);
     ck_assert_str_eq(TASK(t, 0)->user, "first text");
-    ck_assert_str_eq(TASK(t, 0)->system, jr_setting(&wctx, "entry_ai_prompt"));
+    ck_assert_str_eq(TASK(t, 0)->system, jr_setting(&wctx, JR_SETTING_ENTRY_AI_PROMPT));
     ck_assert_str_eq(TASK(t, 0)->text_hash, jr_sha256_hex(fx_pool, "first text", 10));
     ck_assert_int_eq(TASK(t, 0)->job.attempts, 1);
     ck_assert_str_eq(q("SELECT status || ' ' || lease_owner || ' ' || attempts || ' ' || text_hash"
@@ -297,7 +285,7 @@ START_TEST(report_rewrite_records_everything)
     t = claim("h:1:1", 1);
     ck_assert_int_eq(TASK(t, 0)->kind, JR_AI_REPORT);
     ck_assert_str_eq(TASK(t, 0)->system,
-                     apr_pstrcat(fx_pool, jr_setting(&wctx, "lesson_ai_prompt"),
+                     apr_pstrcat(fx_pool, jr_setting(&wctx, JR_SETTING_LESSON_AI_PROMPT),
                                  "\n\nContext: lesson position: middle; topic: Fractions 2/5",
                                  NULL));
     audits = fx_audit_count();
@@ -521,13 +509,37 @@ START_TEST(two_connections_race)
 }
 END_TEST
 
+/* Settings are asked for by id: every id has its own name and back, and every default passes
+ * its setting's own checks (a PUT of the whole GET is accepted and changes nothing). */
+START_TEST(settings_by_id)
+{
+    json_t *all;
+    int id, other;
+    for (id = 0; id < JR_SETTING__COUNT; ++id) {
+        ck_assert_int_eq(jr_setting_id(jr_setting_name(id)), id);
+        for (other = id + 1; other < JR_SETTING__COUNT; ++other) {
+            ck_assert_msg(strcmp(jr_setting_name(id), jr_setting_name(other)), "%s twice",
+                          jr_setting_name(id));
+        }
+    }
+    ck_assert_int_eq(jr_setting_id("no_such_setting"), -1);
+    ck_assert_str_eq(jr_setting_name(JR_SETTING_NOTIFY_LESSON_AI_FORMATTED),
+                     "notify_lesson_ai_formatted");
+    all = op_json(jr_op_settings_get, NULL, 200);
+    ck_assert_int_eq(json_object_size(all), JR_SETTING__COUNT);
+    ck_assert_int_eq(json_integer_value(json_object_get(all, "trash_retention_days")), 30);
+    op_json(jr_op_settings_put, jr_json_dump(fx_pool, all, NULL), 200);
+    ck_assert_str_eq(jr_setting(&fx_ctx, JR_SETTING_TRASH_RETENTION_DAYS), "30");
+    op_json(jr_op_settings_put, "{\"trash_retention_days\": 7}", 200);
+    ck_assert_str_eq(jr_setting(&fx_ctx, JR_SETTING_TRASH_RETENTION_DAYS), "7");
+    ck_assert_int_eq(jr_setting_on(&fx_ctx, JR_SETTING_NOTIFY_ENABLED), 1);
+}
+END_TEST
+
 Suite *suite_jobs(void)
 {
     Suite *s = suite_create("jobs");
-    TCase *tc = tcase_create("claims");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, setup, fx_teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = fx_tcase(s, "claims", setup, fx_teardown);
     tcase_add_test(tc, claim_marks_processing);
     tcase_add_test(tc, settle_only_by_the_holder);
     tcase_add_test(tc, expired_lease_returns_the_job);
@@ -538,6 +550,7 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, release_gives_the_job_back);
     tcase_add_test(tc, empty_text_is_skipped_without_a_request);
     tcase_add_test(tc, report_rewrite_records_everything);
+    tcase_add_test(tc, settings_by_id);
     tcase_add_test(tc, context_line);
     tcase_add_test(tc, dead_workers_jobs_come_back);
     tcase_add_test(tc, backoff);
@@ -545,6 +558,5 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, entry_revert);
     tcase_add_test(tc, events_trim);
     tcase_add_test(tc, two_connections_race);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -270,25 +270,17 @@ END_TEST
 Suite *suite_ops(void)
 {
     Suite *s = suite_create("ops");
-    TCase *tc = tcase_create("branches");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = fx_tcase(s, "branches", fx_setup, fx_teardown);
     tcase_add_test(tc, branches_create_and_list);
     tcase_add_test(tc, branches_refused);
     tcase_add_test(tc, branches_update_and_delete);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("groups");
-    tcase_add_unchecked_fixture(tc, fx_dir_setup, fx_dir_teardown);
-    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
-    tcase_set_timeout(tc, 60);
+    tc = fx_tcase(s, "groups", fx_setup, fx_teardown);
     tcase_add_test(tc, groups_create_refused);
     tcase_add_test(tc, groups_names_unique_per_branch);
     tcase_add_test(tc, groups_soft_delete_and_restore);
     tcase_add_test(tc, groups_restore_name_conflict);
     tcase_add_test(tc, groups_list_paging);
     tcase_add_test(tc, groups_update);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -39,15 +39,16 @@ static apr_status_t op_dummy(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 }
 
 static const jr_route_t things[] = {
-    {"GET", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
-    {"POST", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0},
-    {"GET", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
-    {"PUT", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0},
-    {"DELETE", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
-    {"POST", "/api/things/:id/restore", op_dummy, JR_AUTH_NONE, JR_BODY_OPTIONAL, 0},
-    {"GET", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
-    {"DELETE", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0},
-    {NULL, NULL, NULL, JR_AUTH_NONE, JR_BODY_NONE, 0},
+    {"GET", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
+    {"POST", "/api/things", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0, JR_SCOPE_NONE, NULL},
+    {"GET", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
+    {"PUT", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_JSON, 0, JR_SCOPE_NONE, NULL},
+    {"DELETE", "/api/things/:id", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
+    {"POST", "/api/things/:id/restore", op_dummy, JR_AUTH_NONE, JR_BODY_OPTIONAL, 0, JR_SCOPE_NONE,
+     NULL},
+    {"GET", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
+    {"DELETE", "/api/bans/~ip", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
+    {NULL, NULL, NULL, JR_AUTH_NONE, JR_BODY_NONE, 0, JR_SCOPE_NONE, NULL},
 };
 
 /* Matches and returns the index of the route in `things`, or -1. */
@@ -322,8 +323,7 @@ static jr_result_t run(const jr_route_t *rt, const char *ct, const char *body)
     ctx.params = params;
     ctx.query = apr_table_make(pool, 2);
     jr_result_init(&res, pool);
-    ck_assert_int_eq(jr_request_run(&ctx, rt, ct, body, body ? strlen(body) : 0, &res),
-                     APR_SUCCESS);
+    ck_assert_int_eq(jr_request_run(&ctx, rt, ct, body, body ? strlen(body) : 0, &res), res.status);
     return res;
 }
 
@@ -384,10 +384,12 @@ END_TEST
 
 START_TEST(authorize_without_database)
 {
-    static const jr_route_t open_rt = {"GET", "/x", op_dummy, JR_AUTH_NONE, JR_BODY_NONE, 0};
-    static const jr_route_t key_rt = {"GET", "/x", op_dummy, JR_AUTH_KEY, JR_BODY_NONE, 0};
-    static const jr_route_t sess_rt = {"GET", "/x", op_dummy, JR_AUTH_SESSION, JR_BODY_NONE,
-                                       JR_RF_ADMIN};
+    static const jr_route_t open_rt = {"GET",        "/x", op_dummy,      JR_AUTH_NONE,
+                                       JR_BODY_NONE, 0,    JR_SCOPE_NONE, NULL};
+    static const jr_route_t key_rt = {"GET",        "/x", op_dummy,      JR_AUTH_KEY,
+                                      JR_BODY_NONE, 0,    JR_SCOPE_NONE, NULL};
+    static const jr_route_t sess_rt = {"GET",        "/x",        op_dummy,      JR_AUTH_SESSION,
+                                       JR_BODY_NONE, JR_RF_ADMIN, JR_SCOPE_NONE, NULL};
     jr_credentials_t cred = {NULL, NULL};
     jr_ctx_t ctx;
     jr_result_t res;

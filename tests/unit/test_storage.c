@@ -435,13 +435,7 @@ static void ops_teardown(void)
 
 static jr_result_t run(jr_ctx_t *c, jr_op_fn *op)
 {
-    jr_result_t res;
-    jr_result_init(&res, fx_pool);
-    ck_assert_int_eq(op(c, NULL, &res), APR_SUCCESS);
-    ck_assert_int_eq(fx_db->in_tx, 0);
-    ck_assert_msg(res.json != NULL || (res.file && res.status == 200), "status %d, no answer",
-                  res.status);
-    return res;
+    return fx_call_as(c, op, NULL);
 }
 
 /* Runs an upload operation on owner id with a body as the module hands it over. */

@@ -6,6 +6,7 @@
 #include <apr_general.h>
 
 #include "jr_crypt.h"
+#include "jr_db.h"
 #include "unit.h"
 
 apr_pool_t *unit_pool;
@@ -34,6 +35,7 @@ int main(int argc, const char *const *argv)
     if (jr_crypt_init() != 0) {
         return EXIT_FAILURE;
     }
+    jr_db_global_init(); /* as the module, the CLI and the worker do before anything else */
 
     sr = srunner_create(suite_util());
     srunner_add_suite(sr, suite_json());
@@ -55,6 +57,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_config());
     srunner_add_suite(sr, suite_log());
     srunner_add_suite(sr, suite_stream());
+    srunner_add_suite(sr, suite_road());
+    srunner_add_suite(sr, suite_ops_records());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }

@@ -1,0 +1,304 @@
+/* The PostgreSQL backend: libpq on the pooled connection's own PGconn (apr_dbd_native_handle).
+ * mod_dbd still opens, checks (apr_dbd_check_conn resets a broken connection) and pools the
+ * connections; the module prepares its statements in the session under names of its own
+ * (jr_<label>), runs them with text parameters, and streams long selects in libpq's
+ * single-row mode. Every call leaves the connection idle, as the other mod_dbd users of the
+ * same connection (mod_authn_dbd through apr_dbd) expect it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <apr_strings.h>
+#include <libpq-fe.h>
+
+#include "jr_db_backend.h"
+
+/* Parameters are declared as varchar, as apr_dbd's pgsql driver declared them: the catalogue's
+ * SQL casts what is not text (JR_INT). */
+#define JR_PG_VARCHAR_OID 1043
+
+/* ---- failures -------------------------------------------------------------------------------- */
+
+/* The failure of res (or of the connection when res holds none): the SQLSTATE, and for the log
+ * the severity and primary message only. The DETAIL of a message can quote a row's values
+ * (a CHECK constraint prints the whole failing row): it is left out. */
+static void pg_failed(jr_db_t *db, jr_stmt_id_t id, const char *sql, const PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *severity = res ? PQresultErrorField(res, PG_DIAG_SEVERITY) : NULL;
+    const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    char msg[sizeof(db->errbuf)];
+    apr_cpystrn(db->sqlstate, state ? state : "", sizeof(db->sqlstate));
+    db->native_code = 0;
+    if (primary) {
+        snprintf(msg, sizeof(msg), "%s:  %s", severity ? severity : "ERROR", primary);
+    } else {
+        apr_cpystrn(msg, PQerrorMessage(db->native), sizeof(msg));
+    }
+    jr_db_failed(db, id, sql, msg);
+}
+
+/* ---- the statement cache ------------------------------------------------------------------- */
+
+static apr_status_t pg_prepare(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt, const char **err)
+{
+    int i, n = jr_stmt_nparams(id);
+    Oid *types = apr_palloc(c->pool, sizeof(Oid) * (apr_size_t)(n + 1));
+    const char *name = jr_stmt_server_name(id);
+    PGresult *res;
+    apr_status_t rv = APR_SUCCESS;
+    for (i = 0; i < n; ++i) {
+        types[i] = JR_PG_VARCHAR_OID;
+    }
+    res = PQprepare(c->native, name, jr_db_placeholders(c->pool, jr_stmt_sql(id, JR_DB_PGSQL), 1),
+                    n, types);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        char *msg = apr_pstrdup(c->pool, PQerrorMessage(c->native));
+        size_t len = strlen(msg);
+        while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) {
+            msg[--len] = '\0'; /* libpq ends its messages with a newline */
+        }
+        *err = msg;
+        rv = APR_EGENERAL;
+    } else {
+        *stmt = (void *)name; /* statements run by name */
+    }
+    PQclear(res);
+    return rv;
+}
+
+/* The session's statement names outlive a failed preparation: released, so that a later
+ * attempt on the same session can prepare them under the same names. */
+static void pg_release(jr_stmt_cache_t *c)
+{
+    int id;
+    char sql[96];
+    for (id = 0; c->discard && id < JR_Q__COUNT; ++id) {
+        if (c->stmts[id]) {
+            snprintf(sql, sizeof(sql), "DEALLOCATE \"%s\"", jr_stmt_server_name(id));
+            PQclear(PQexec(c->native, sql));
+        }
+    }
+    memset(c->stmts, 0, sizeof(c->stmts));
+}
+
+/* ---- statements ---------------------------------------------------------------------------- */
+
+/* Column names copied into p: a shape outlives the result it was read from. */
+static const char **pg_names(apr_pool_t *p, const PGresult *res, int ncols)
+{
+    const char **names = apr_palloc(p, sizeof(char *) * (apr_size_t)(ncols + 1));
+    int c;
+    for (c = 0; c < ncols; ++c) {
+        names[c] = apr_pstrdup(p, PQfname(res, c));
+    }
+    return names;
+}
+
+/* Row r of res: pointers into the result. libpq holds every value as text whatever its
+ * type; PQgetisnull tells SQL NULL from the empty string. */
+static void pg_row(const PGresult *res, int r, int ncols, const char **vals)
+{
+    int c;
+    for (c = 0; c < ncols; ++c) {
+        vals[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
+    }
+}
+
+static apr_status_t clear_result(void *res)
+{
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
+/* A select read whole: the rows point into the PGresult, which lives as long as p (no copy of
+ * the values, one array of pointers per row). */
+static apr_status_t pg_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt,
+                              jr_rows_t **out, int nargs, const char **args)
+{
+    PGresult *res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
+    const char **vals;
+    jr_rows_t *r;
+    int i;
+    if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK) {
+        pg_failed(db, id, NULL, res);
+        PQclear(res);
+        return APR_EGENERAL;
+    }
+    apr_pool_cleanup_register(p, res, clear_result, apr_pool_cleanup_null);
+    r = apr_palloc(p, sizeof(*r));
+    r->ncols = PQnfields(res);
+    r->nrows = PQntuples(res);
+    r->names = pg_names(p, res, r->ncols);
+    r->rows = apr_palloc(p, sizeof(char **) * (apr_size_t)(r->nrows + 1));
+    vals = apr_palloc(p, sizeof(char *) * (apr_size_t)r->nrows * (apr_size_t)(r->ncols + 1));
+    for (i = 0; i < r->nrows; ++i, vals += r->ncols + 1) {
+        pg_row(res, i, r->ncols, vals);
+        r->rows[i] = vals;
+    }
+    *out = r;
+    return APR_SUCCESS;
+}
+
+/* The rows of one result of a streamed select, handed to fn until it says stop. */
+static int pg_each_row(const PGresult *res, jr_rows_t *shape, const char **row, jr_row_fn *fn,
+                       void *baton)
+{
+    int i, n = PQntuples(res);
+    for (i = 0; i < n; ++i) {
+        pg_row(res, i, shape->ncols, row);
+        if (fn(baton, shape, row) != 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Single-row mode: libpq hands over each row as it arrives, in a result of its own, so the
+ * memory held is one row's whatever the size of the select. The loop reads every result
+ * until libpq has none left, also after fn said stop or a failure: the connection must be idle
+ * for whoever runs the next query on it. */
+static apr_status_t pg_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt,
+                                   jr_row_fn *fn, void *baton, int nargs, const char **args)
+{
+    PGconn *conn = db->native;
+    jr_rows_t shape = {0, 0, NULL, NULL};
+    const char **row = NULL;
+    PGresult *res;
+    apr_status_t rv = APR_SUCCESS;
+    int stop = 0;
+
+    if (!PQsendQueryPrepared(conn, stmt, nargs, args, NULL, NULL, 0)) {
+        pg_failed(db, id, NULL, NULL);
+        return APR_EGENERAL;
+    }
+    PQsetSingleRowMode(conn); /* when refused, the rows come in one result: still right */
+    while ((res = PQgetResult(conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
+            if (!row) {
+                shape.ncols = PQnfields(res);
+                shape.names = pg_names(p, res, shape.ncols);
+                row = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
+            }
+            stop = stop || rv != APR_SUCCESS || pg_each_row(res, &shape, row, fn, baton);
+        } else if (rv == APR_SUCCESS) {
+            pg_failed(db, id, NULL, res);
+            rv = APR_EGENERAL;
+        }
+        PQclear(res);
+    }
+    return rv;
+}
+
+static apr_status_t pg_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt, int *nrows,
+                            int nargs, const char **args)
+{
+    PGresult *res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(res);
+    (void)p;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        pg_failed(db, id, NULL, res);
+        PQclear(res);
+        return APR_EGENERAL;
+    }
+    if (nrows) {
+        *nrows = atoi(PQcmdTuples(res));
+    }
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
+/* ---- plain statements ------------------------------------------------------------------------ */
+
+static apr_status_t pg_plain(jr_db_t *db, const char *sql, int quiet)
+{
+    PGresult *res = PQexec(db->native, sql);
+    apr_status_t rv = APR_SUCCESS;
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
+        if (!quiet) {
+            pg_failed(db, 0, sql, res);
+        }
+        rv = APR_EGENERAL;
+    }
+    PQclear(res);
+    return rv;
+}
+
+static int pg_session(void *native)
+{
+    return PQbackendPID(native);
+}
+
+/* One round trip each: whether the table exists (to_regclass), then its highest version. */
+static int pg_int_query(PGconn *conn, apr_pool_t *p, const char *sql, int *out, const char **err)
+{
+    PGresult *res = PQexec(conn, sql);
+    int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+    if (ok) {
+        *out = atoi(PQgetvalue(res, 0, 0));
+    } else {
+        *err = apr_pstrdup(p, PQerrorMessage(conn));
+    }
+    PQclear(res);
+    return ok ? 0 : -1;
+}
+
+static int pg_schema_version(void *native, apr_pool_t *p, int *version, const char **err)
+{
+    int exists = 0;
+    *version = 0;
+    if (pg_int_query(native, p,
+                     "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE 1 END",
+                     &exists, err) != 0) {
+        return -1;
+    }
+    return exists ? pg_int_query(native, p,
+                                 "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                                 version, err)
+                  : 0;
+}
+
+/* SQLSTATE classes: 23 integrity constraints, 40 transaction rollback, 08 connection, 57P
+ * operator intervention (the server ending the session). */
+static jr_db_error_e pg_classify(const jr_db_t *db)
+{
+    const char *s = db->sqlstate;
+    if (!*s) {
+        return PQstatus(db->native) == CONNECTION_BAD ? JR_DB_E_GONE : JR_DB_E_OTHER;
+    }
+    if (!strcmp(s, "23505")) {
+        return JR_DB_E_UNIQUE;
+    }
+    if (!strcmp(s, "23503")) {
+        return JR_DB_E_FOREIGN_KEY;
+    }
+    if (!strncmp(s, "23", 2)) {
+        return JR_DB_E_CONSTRAINT;
+    }
+    if (!strcmp(s, "40001") || !strcmp(s, "40P01") || !strcmp(s, "55P03") ||
+        !strcmp(s, "57014")) {
+        return JR_DB_E_BUSY; /* serialization, deadlock, lock not available, statement timeout */
+    }
+    if (!strncmp(s, "08", 2) || !strncmp(s, "57P", 3)) {
+        return JR_DB_E_GONE;
+    }
+    return JR_DB_E_OTHER;
+}
+
+const jr_db_backend_t jr_db_backend_pgsql = {
+    .driver = "pgsql",
+    .dialect = JR_DB_PGSQL,
+    .global_init = NULL,
+    .setup = NULL,
+    .prepare = pg_prepare,
+    .release = pg_release,
+    .select = pg_select,
+    .select_each = pg_select_each,
+    .exec = pg_exec,
+    .plain = pg_plain,
+    .begin_sql = "BEGIN",
+    .session = pg_session,
+    .schema_version = pg_schema_version,
+    .classify = pg_classify,
+};

@@ -1,0 +1,412 @@
+/* The SQLite backend: sqlite3_prepare_v2 and sqlite3_step on the pooled connection's own
+ * handle (apr_dbd_native_handle), for the reasons in docs/architecture.md §7.3. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <apr_strings.h>
+#include <apr_tables.h>
+#include <sqlite3.h>
+
+#include "jr_db_backend.h"
+#include "jr_log.h"
+
+#define JR_SQLITE_BUSY_MS "2000"
+
+static void sq_global_init(void)
+{
+    /* Fails harmlessly (SQLITE_MISUSE) when SQLite was initialised already. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+}
+
+/* Foreign keys on, without expiring the statements already prepared on the connection when they
+ * are on already (PRAGMA foreign_keys expires them whatever the value was). */
+static int sq_foreign_keys(sqlite3 *conn)
+{
+    int on = 0;
+    sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, -1, &on);
+    if (!on) {
+        if (sqlite3_next_stmt(conn, NULL)) {
+            JR_LOG(JR01022, 0,
+                   "SQLite connection to %s opened without foreign keys after statements "
+                   "were prepared on it; turning them on now makes the statements of other "
+                   "mod_dbd users fail on this connection",
+                   sqlite3_db_filename(conn, "main"));
+        }
+        sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, 1, &on);
+    }
+    return on;
+}
+
+static apr_status_t sq_setup(void *native)
+{
+    sqlite3 *conn = native;
+    char *msg = NULL;
+    /* A moderate busy_timeout covers writers in other threads and processes. */
+    int rc = sqlite3_exec(conn,
+                          "PRAGMA busy_timeout = " JR_SQLITE_BUSY_MS ";"
+                          "PRAGMA synchronous = NORMAL;",
+                          NULL, NULL, &msg);
+    if (rc != SQLITE_OK || !sq_foreign_keys(conn)) {
+        JR_LOG(JR01002, 0, "SQLite connection setup failed: %s",
+               msg ? msg : sqlite3_errmsg(conn));
+        sqlite3_free(msg);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- foreign keys when a connection opens (jr_db_sqlite_preconfigure) ----------------------- */
+
+/* The database files of jr_db_sqlite_preconfigure, by device and inode (a path may be relative
+ * or reach the file through links). Written by httpd's parent while it reads its configuration,
+ * before any child or thread exists; read when connections open. */
+#define JR_SQLITE_FILES_MAX 16
+static struct {
+    dev_t dev;
+    ino_t ino;
+} sqlite_files[JR_SQLITE_FILES_MAX];
+static int sqlite_nfiles;
+
+static int sqlite_file_index(const struct stat *st)
+{
+    int i;
+    for (i = 0; i < sqlite_nfiles; ++i) {
+        if (sqlite_files[i].dev == st->st_dev && sqlite_files[i].ino == st->st_ino) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* An SQLite auto-extension: runs inside sqlite3_open, before the opener prepares anything. */
+static int sqlite_on_open(sqlite3 *conn, char **err, const sqlite3_api_routines *api)
+{
+    const char *file = sqlite3_db_filename(conn, "main");
+    struct stat st;
+    (void)err;
+    (void)api;
+    if (file && *file && stat(file, &st) == 0 && sqlite_file_index(&st) >= 0) {
+        sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_FKEY, 1, (int *)NULL);
+        /* mod_dbd prepares the other modules' statements (mod_authn_dbd, DBDPrepareSQL)
+         * before any hook of ours: without a busy timeout from the start, a connection opened
+         * while another process checkpoints the WAL (the last connection closing, DBDKeep 0)
+         * failed its preparation at once with "database is locked" (AH00632). */
+        sqlite3_busy_timeout(conn, atoi(JR_SQLITE_BUSY_MS));
+    }
+    return SQLITE_OK;
+}
+
+/* Before the module's code is unloaded (a restart), SQLite must forget the function. The
+ * list itself is released too: cancelling leaves it allocated, and SQLite may be unloaded
+ * with the module (16 bytes lost at every restart). No other user of SQLite in httpd
+ * registers automatic extensions. */
+static apr_status_t sqlite_forget_files(void *data)
+{
+    (void)data;
+    sqlite3_cancel_auto_extension((void (*)(void))sqlite_on_open);
+    sqlite3_reset_auto_extension();
+    sqlite_nfiles = 0;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_db_sqlite_preconfigure(apr_pool_t *pconf, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if (sqlite_file_index(&st) >= 0) {
+        return APR_SUCCESS;
+    }
+    if (sqlite_nfiles == JR_SQLITE_FILES_MAX) {
+        return APR_ENOSPC;
+    }
+    if (sqlite_nfiles == 0) {
+        if (sqlite3_auto_extension((void (*)(void))sqlite_on_open) != SQLITE_OK) {
+            return APR_EGENERAL;
+        }
+        apr_pool_cleanup_register(pconf, NULL, sqlite_forget_files, apr_pool_cleanup_null);
+    }
+    sqlite_files[sqlite_nfiles].dev = st.st_dev;
+    sqlite_files[sqlite_nfiles].ino = st.st_ino;
+    ++sqlite_nfiles;
+    return APR_SUCCESS;
+}
+
+/* ---- the statement cache ------------------------------------------------------------------- */
+
+/* sqlite3_prepare_v2 statements prepare themselves again after schema changes, and no
+ * driver-wide mutex serialises the queries. */
+static apr_status_t sq_prepare(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt,
+                               const char **err)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql = jr_db_placeholders(c->pool, jr_stmt_sql(id, JR_DB_SQLITE), 0);
+    if (sqlite3_prepare_v2(c->native, sql, -1, &st, NULL) != SQLITE_OK) {
+        *err = apr_pstrdup(c->pool, sqlite3_errmsg(c->native));
+        return APR_EGENERAL;
+    }
+    if (*stmt) {
+        sqlite3_finalize(*stmt);
+    }
+    *stmt = st;
+    return APR_SUCCESS;
+}
+
+static void sq_release(jr_stmt_cache_t *c)
+{
+    int id;
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        if (c->stmts[id]) {
+            sqlite3_finalize(c->stmts[id]);
+            c->stmts[id] = NULL;
+        }
+    }
+}
+
+/* ---- statements ---------------------------------------------------------------------------- */
+
+static void sq_error(jr_db_t *db, jr_stmt_id_t id, sqlite3_stmt *st)
+{
+    sqlite3 *conn = sqlite3_db_handle(st);
+    db->native_code = sqlite3_extended_errcode(conn);
+    jr_db_failed(db, id, NULL, sqlite3_errmsg(conn));
+    sqlite3_reset(st);
+}
+
+/* Binds the arguments of a statement (text, or NULL). */
+static apr_status_t sq_bind(jr_db_t *db, jr_stmt_id_t id, sqlite3_stmt *st, int nargs,
+                            const char **args)
+{
+    int i, rc = SQLITE_OK;
+    sqlite3_reset(st);
+    for (i = 0; i < nargs && rc == SQLITE_OK; ++i) {
+        rc = args[i] ? sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(st, i + 1);
+    }
+    if (rc != SQLITE_OK) {
+        sq_error(db, id, st);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+jr_db_column_text_fn *jr_db_test_column_text;
+
+static apr_status_t sq_read_error(jr_db_t *db, jr_stmt_id_t id, sqlite3_stmt *st,
+                                  const char *what)
+{
+    sqlite3_reset(st);
+    return jr_db_read_failure(db, id, what);
+}
+
+/* Binds the arguments and reads the column names into shape: the start of a select. */
+static apr_status_t sq_start(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, sqlite3_stmt *st,
+                             jr_rows_t *shape, int nargs, const char **args)
+{
+    int c;
+    if (sq_bind(db, id, st, nargs, args) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    memset(shape, 0, sizeof(*shape));
+    shape->ncols = sqlite3_column_count(st);
+    shape->names = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape->ncols + 1));
+    for (c = 0; c < shape->ncols; ++c) {
+        const char *name = sqlite3_column_name(st, c);
+        if (!name) {
+            return sq_read_error(db, id, st, "a column name could not be read");
+        }
+        shape->names[c] = apr_pstrdup(p, name);
+    }
+    return APR_SUCCESS;
+}
+
+/* The current row's values: copied into p, or (copy 0) pointers into the statement's buffers,
+ * valid until the next step.
+ *
+ * sqlite3_column_text returns NULL for SQL NULL, and also when converting a value to text runs
+ * out of memory. Then SQLite turns the value into NULL (its type no longer tells) and sets the
+ * connection's error code to SQLITE_NOMEM, which stays for the rest of the row (each step
+ * resets it). So a row with a NULL is checked once, after its values and before anyone sees
+ * them, and the select fails instead of handing out a NULL that would mean "no restriction" or
+ * "never expires". A row without NULLs costs nothing more. */
+static inline apr_status_t sq_row(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id,
+                                  sqlite3_stmt *st, int ncols, const char **vals, int copy)
+{
+    jr_db_column_text_fn *text = jr_db_test_column_text ? jr_db_test_column_text
+                                                        : sqlite3_column_text;
+    int c, nulls = 0;
+    for (c = 0; c < ncols; ++c) {
+        const char *v = (const char *)text(st, c);
+        if (!v) {
+            nulls = 1;
+        } else if (copy) {
+            v = apr_pstrmemdup(p, v, (apr_size_t)sqlite3_column_bytes(st, c));
+        }
+        vals[c] = v;
+    }
+    if (nulls && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM) {
+        return sq_read_error(db, id, st, "a value could not be read (out of memory)");
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t sq_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt,
+                              jr_rows_t **out, int nargs, const char **args)
+{
+    sqlite3_stmt *st = stmt;
+    apr_array_header_t *rows;
+    jr_rows_t *r = apr_palloc(p, sizeof(*r));
+    int rc;
+
+    if (sq_start(db, p, id, st, r, nargs, args) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    rows = apr_array_make(p, 16, sizeof(const char **));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char **vals = apr_palloc(p, sizeof(char *) * (apr_size_t)(r->ncols + 1));
+        if (sq_row(db, p, id, st, r->ncols, vals, 1) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+        APR_ARRAY_PUSH(rows, const char **) = vals;
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, id, st);
+        return APR_EGENERAL;
+    }
+    sqlite3_reset(st);
+    r->nrows = rows->nelts;
+    r->rows = (const char ***)rows->elts;
+    *out = r;
+    return APR_SUCCESS;
+}
+
+static apr_status_t sq_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt,
+                                   jr_row_fn *fn, void *baton, int nargs, const char **args)
+{
+    sqlite3_stmt *st = stmt;
+    jr_rows_t shape;
+    const char **row;
+    int rc;
+
+    if (sq_start(db, p, id, st, &shape, nargs, args) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    row = apr_palloc(p, sizeof(char *) * (apr_size_t)(shape.ncols + 1));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sq_row(db, p, id, st, shape.ncols, row, 0) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+        if (fn(baton, &shape, row) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, id, st);
+        return APR_EGENERAL;
+    }
+    sqlite3_reset(st);
+    return APR_SUCCESS;
+}
+
+static apr_status_t sq_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt, int *nrows,
+                            int nargs, const char **args)
+{
+    sqlite3_stmt *st = stmt;
+    int rc;
+    (void)p;
+    if (sq_bind(db, id, st, nargs, args) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) {
+        sq_error(db, id, st);
+        return APR_EGENERAL;
+    }
+    if (nrows) {
+        *nrows = sqlite3_changes(sqlite3_db_handle(st));
+    }
+    sqlite3_reset(st);
+    return APR_SUCCESS;
+}
+
+/* ---- plain statements ------------------------------------------------------------------------ */
+
+static apr_status_t sq_plain(jr_db_t *db, const char *sql, int quiet)
+{
+    if (sqlite3_exec(db->native, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        if (!quiet) {
+            db->native_code = sqlite3_extended_errcode(db->native);
+            jr_db_failed(db, 0, sql, sqlite3_errmsg(db->native));
+        }
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static int sq_int_of(void *data, int ncols, char **vals, char **names)
+{
+    (void)names;
+    *(int *)data = ncols > 0 && vals[0] ? atoi(vals[0]) : 0;
+    return 0;
+}
+
+static int sq_schema_version(void *native, apr_pool_t *p, int *version, const char **err)
+{
+    int exists = 0;
+    *version = 0;
+    if (sqlite3_exec(native,
+                     "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"
+                     " AND name = 'schema_migrations'",
+                     sq_int_of, &exists, NULL) != SQLITE_OK ||
+        (exists && sqlite3_exec(native, "SELECT MAX(version) FROM schema_migrations", sq_int_of,
+                                version, NULL) != SQLITE_OK)) {
+        *err = apr_pstrdup(p, sqlite3_errmsg(native));
+        return -1;
+    }
+    return 0;
+}
+
+/* Extended result codes say which constraint failed; the message is never read. */
+static jr_db_error_e sq_classify(const jr_db_t *db)
+{
+    switch (db->native_code) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+        return JR_DB_E_UNIQUE;
+    case SQLITE_CONSTRAINT_FOREIGNKEY:
+        return JR_DB_E_FOREIGN_KEY;
+    default:
+        break;
+    }
+    switch (db->native_code & 0xff) {
+    case SQLITE_CONSTRAINT:
+        return JR_DB_E_CONSTRAINT;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return JR_DB_E_BUSY;
+    default:
+        return JR_DB_E_OTHER;
+    }
+}
+
+const jr_db_backend_t jr_db_backend_sqlite = {
+    .driver = "sqlite3",
+    .dialect = JR_DB_SQLITE,
+    .global_init = sq_global_init,
+    .setup = sq_setup,
+    .prepare = sq_prepare,
+    .release = sq_release,
+    .select = sq_select,
+    .select_each = sq_select_each,
+    .exec = sq_exec,
+    .plain = sq_plain,
+    .begin_sql = "BEGIN IMMEDIATE",
+    .session = NULL,
+    .schema_version = sq_schema_version,
+    .classify = sq_classify,
+};

@@ -1,0 +1,71 @@
+/* The statements of jr_entries.c (see jr_stmts.h): one X(ID, SQL) row each, or
+ * X(ID, SQLite SQL, PostgreSQL SQL) where the dialects differ. */
+#ifndef JR_ENTRIES_SQL_H
+#define JR_ENTRIES_SQL_H
+
+#define ENTRY_COLS                                                                                 \
+    "e.id, e.student_name, e.student_id, e.group_id, e.branch_id, e.description,"                  \
+    " e.module_id, m.name AS module_name, e.ai_status, e.created_at, e.updated_at,"                \
+    " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"         \
+    " e.ai_checked_at, e.ai_error"
+#define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
+/* Filters: group, branch, module, student id, student name, from, to, search (x2). */
+#define ENTRY_FILTER(LIKE)                                                                         \
+    " WHERE e.deleted_at IS NULL"                                                                  \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.group_id = CAST(%s AS BIGINT))"                         \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.branch_id = CAST(%s AS BIGINT))"                        \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.module_id = CAST(%s AS BIGINT))"                        \
+    " AND (CAST(%s AS BIGINT) IS NULL OR e.student_id = CAST(%s AS BIGINT))"                       \
+    " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = lower(%s))"                         \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                        \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                         \
+    " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"                     \
+    " OR e.description " LIKE " %s ESCAPE '\\') AND "
+/* The cursor's position (the last id seen; none on a first page), then the page. A plain range
+ * on the id, so the index walk starts at the position instead of filtering from the top. */
+#define ENTRY_PAGE                                                                                 \
+    " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
+    " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+
+#define JR_ENTRIES_STMTS(X)                                                                        \
+    /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
+    X(ENTRIES_LIST_PLAIN,                                                                          \
+      JR_SCOPED("SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.deleted_at IS NULL AND ", "e.branch_id", \
+                ENTRY_PAGE))                                                                       \
+    X(ENTRIES_TOTAL_PLAIN,                                                                         \
+      JR_SCOPED("SELECT COALESCE(SUM(live), 0) AS n FROM entry_counts WHERE ", "branch_id", ""))   \
+    X(ENTRIES_LIST,                                                                                \
+      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id")          \
+          ENTRY_PAGE,                                                                              \
+      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id") ENTRY_PAGE) \
+    X(ENTRIES_COUNT,                                                                               \
+      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),   \
+      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id"))      \
+    X(ENTRIES_SYNC,                                                                                \
+      JR_SCOPED("SELECT " ENTRY_COLS                                                               \
+                ", e.updated_at AS sync_at, e.deleted_at AS sync_deleted_at" ENTRY_FROM " WHERE ", \
+                "e.branch_id", JR_SYNC_TAIL("e.updated_at", "e.id", "e.deleted_at")))              \
+    X(ENTRY_GET, "SELECT " ENTRY_COLS ", e.deleted_at" ENTRY_FROM " WHERE e.id = " JR_INT)         \
+    X(ENTRY_SCOPE, "SELECT branch_id, group_id, deleted_at FROM entries WHERE id = " JR_INT)       \
+    X(GROUP_SCOPE, "SELECT branch_id, deleted_at FROM study_groups WHERE id = " JR_INT)            \
+    X(ENTRY_INSERT,                                                                                \
+      "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"           \
+      " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"                 \
+      " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT       \
+      ", " JR_INT ") RETURNING id")                                                                \
+    X(ENTRY_UPDATE,                                                                                \
+      "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","      \
+      " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"         \
+      " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL")                             \
+    X(ENTRY_SOFT_DELETE,                                                                           \
+      "UPDATE entries SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"               \
+      " WHERE id = " JR_INT " AND deleted_at IS NULL")                                             \
+    X(ENTRY_SET_AI_STATUS, "UPDATE entries SET ai_status = %s WHERE id = " JR_INT)                 \
+    X(ENTRY_AI_REVERT,                                                                             \
+      "UPDATE entries SET description = description_original, ai_status = 'reverted',"             \
+      " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL"                              \
+      " AND description_original IS NOT NULL")                                                     \
+    X(ENTRIES_MOVE_BRANCH, "UPDATE entries SET branch_id = " JR_INT " WHERE group_id = " JR_INT)   \
+    /* end of JR_ENTRIES_STMTS */
+
+#endif

@@ -1,0 +1,19 @@
+/* The statements of jr_keys.c (see jr_stmts.h): one X(ID, SQL) row each, or
+ * X(ID, SQLite SQL, PostgreSQL SQL) where the dialects differ. */
+#ifndef JR_KEYS_SQL_H
+#define JR_KEYS_SQL_H
+
+#define JR_KEYS_STMTS(X)                                                                           \
+    /* One round trip answers both "is this IP banned" and "which key is this". The ban            \
+     * side is an aggregate, so that the address's own row and its /64's (jr_ip_subject)           \
+     * still make one row. */                                                                      \
+    X(KEY_AUTH,                                                                                    \
+      "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"     \
+      " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"       \
+      " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"            \
+      " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"                       \
+      " LEFT JOIN api_keys k ON k.key_hash = %s")                                                  \
+    X(KEY_TOUCH, "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT)    \
+    /* end of JR_KEYS_STMTS */
+
+#endif

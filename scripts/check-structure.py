@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Structure guard: no include cycle among the core's files, no production function longer
+than MAX_LINES lines (from its signature to its closing brace).
+
+The include graph joins a file's .c and .h into one node (jr_entries.c and jr_entries.h are
+"jr_entries"): a cycle means two parts each need the other, and one of them should hold
+what both use. Functions are found by the project's layout: a definition starts at column 0
+and its body's braces sit alone at column 0."""
+import glob
+import os
+import re
+import sys
+
+MAX_LINES = 60
+CORE = "mod_journal/core"
+PRODUCTION = ["mod_journal/*.c", "mod_journal/core/*.c", "tools/*.c", "workers/*.c"]
+
+
+def include_graph():
+    graph = {}
+    for path in glob.glob(f"{CORE}/*.[ch]"):
+        node = os.path.basename(path).rsplit(".", 1)[0]
+        with open(path, encoding="utf-8") as f:
+            for inc in re.findall(r'^#include "(jr_\w+)\.h"', f.read(), re.M):
+                if inc != node and os.path.exists(f"{CORE}/{inc}.h"):
+                    graph.setdefault(node, set()).add(inc)
+    return graph
+
+
+def cycle_from(graph, start):
+    """A path start -> ... -> start, or None."""
+    stack, seen = [(start, [start])], set()
+    while stack:
+        node, path = stack.pop()
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == start:
+                return path + [start]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, path + [nxt]))
+    return None
+
+
+def long_functions():
+    for pattern in PRODUCTION:
+        for path in sorted(glob.glob(pattern)):
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+            for i, line in enumerate(lines[:-1]):
+                if re.match(r"^[a-z].*\)\s*$", line) and lines[i + 1] == "{":
+                    end = i + 1
+                    while end < len(lines) and lines[end] != "}":
+                        end += 1
+                    if end - i + 1 > MAX_LINES:
+                        yield path, i + 1, end - i + 1, line.strip()
+
+
+def main():
+    bad = 0
+    graph, reported = include_graph(), set()
+    for node in sorted(graph):
+        path = cycle_from(graph, node)
+        if path and frozenset(path) not in reported:
+            reported.add(frozenset(path))
+            print("structure: include cycle: " + " -> ".join(path), file=sys.stderr)
+            bad += 1
+    for path, line, n, sig in long_functions():
+        print(f"structure: {path}:{line}: {n} lines (at most {MAX_LINES}): {sig}",
+              file=sys.stderr)
+        bad += 1
+    if bad:
+        return 1
+    print(f"structure: no include cycle among {len(graph)} core parts, "
+          f"no function over {MAX_LINES} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
