@@ -168,6 +168,12 @@ static const char *check_photo_ai_endpoint(cmd_parms *cmd, const char *arg, cons
                           "the photo service, such as http://gpu1.internal:7860");
 }
 
+static const char *check_public_url(cmd_parms *cmd, const char *arg, const char **value)
+{
+    return check_base_url(cmd, arg, value, "JournalPublicURL",
+                          "the server as families reach it, such as https://journal.example.org");
+}
+
 static const char *check_ai_model(cmd_parms *cmd, const char *arg, const char **value)
 {
     if (!*arg || strlen(arg) > 256 || !is_one_token(arg)) {

@@ -470,6 +470,9 @@ static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
     ctx->pool = r->pool;
     ctx->cfg = conf;
     ctx->client_ip = r->useragent_ip;
+    /* JournalPublicURL when set (a proxy in front changes the scheme and host); otherwise the
+     * address this request used, as httpd builds its own redirects (UseCanonicalName). */
+    ctx->base_url = conf->public_url ? conf->public_url : ap_construct_url(r->pool, "", r);
     ctx->method = r->method;
     ctx->params = apr_table_make(r->pool, 4);
     ctx->counters = mj_counters();

@@ -119,6 +119,8 @@ X(redis, const char *, "JournalRedis", TEXT, MAIN, 0, 0, NULL, NULL,            
   "Redis server (host:port, or the path of a unix socket) that carries event wake-ups")            \
 X(redis_password_file, const char *, "JournalRedisPasswordFile", TEXT, MAIN, 0, 0, NULL, NULL,     \
   "File holding the password of the JournalRedis server")                                          \
+X(public_url, const char *, "JournalPublicURL", TEXT, ANY, 0, 0, NULL, NULL,                     \
+  "Base URL by which families reach the server (absolute share link URLs behind a proxy)")         \
 X(share_ttl, long long, "JournalShareLinkLifetime", DURATION, ANY, 3600, JR_DAYS(3650),           \
   JR_DAYS(30), "a duration from 1h to 3650d",                                                      \
   "Lifetime of a share link created without expires_at")                                           \

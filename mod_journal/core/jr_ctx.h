@@ -78,6 +78,7 @@ typedef struct jr_ctx {
     jr_identity_t who;
     jr_iface_e iface;
     const char *client_ip;
+    const char *base_url; /* scheme://host[:port] of this server for links shown to people */
     const char *method;
     apr_table_t *params; /* path parameters by name */
     apr_table_t *query;  /* decoded query string */

@@ -158,7 +158,8 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
     jr_jw_init(&w, ctx->pool, 512);
     link_write(&w, rows, 0);
     jr_jw_kstr(&w, "token", token);
-    jr_jw_kstr(&w, "url", apr_pstrcat(ctx->pool, "/share/", token, NULL));
+    jr_jw_kstr(&w, "url", apr_pstrcat(ctx->pool, ctx->base_url ? ctx->base_url : "", "/share/",
+                                      token, NULL));
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 201, &w);
 }

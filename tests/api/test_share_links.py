@@ -115,7 +115,7 @@ def test_create_shows_token_once_and_stores_only_its_hash(server):
     link = create_link(server, "student", fam.student["id"])
     token = link.pop("token")
     assert TOKEN_RE.match(token), token
-    assert link.pop("url") == f"/share/{token}"
+    assert link.pop("url") == f"{server.base_url}/share/{token}"
     assert set(link) == LINK_KEYS
     assert link["kind"] == "student" and link["target_id"] == fam.student["id"]
     assert link["branch_id"] == fam.branch and link["has_password"] is False

@@ -41,7 +41,8 @@ def assert_page(r, status):
 def test_page_shows_the_journal_escaped(server):
     fam = Family(server)
     link = create_link(server, "student", fam.student["id"])
-    assert link["url"] == f"/share/{link['token']}"
+    # The full address, as the request reached the server (no JournalPublicURL here).
+    assert link["url"] == f"{server.base_url}/share/{link['token']}"
     text = assert_page(page(server, link["token"]), 200)
     assert f"<h1>{html.escape(fam.name)}</h1>" in text
     # Every value escaped: the description holds markup.
@@ -128,3 +129,22 @@ def test_screenshot_of_the_page_shows_the_students_name(server, tmp_path):
     assert ocr.returncode == 0, ocr.stderr[-2000:]
     seen = " ".join(ocr.stdout.split())
     assert name in seen, f"OCR of the screenshot did not show {name!r}: {seen[:800]!r}"
+
+
+def test_public_url_directive_gives_the_links_address(fresh_server):
+    """Behind a proxy the server cannot know the address families use: JournalPublicURL says it
+    (a trailing slash is dropped), whatever Host the admin's request carried."""
+    srv = fresh_server("JournalPublicURL https://journal.example.org/school/\n")
+    fam = Family(srv)
+    link = create_link(srv, "student", fam.student["id"])
+    assert link["url"] == f"https://journal.example.org/school/share/{link['token']}"
+    # The address the link names serves the page (the proxy strips /school).
+    assert_page(page(srv, link["token"]), 200)
+
+
+def test_public_url_directive_refuses_what_is_not_a_base_url(fresh_server):
+    srv = fresh_server("JournalPublicURL ftp://journal.example.org\n", start=False)
+    out = srv.config_test()
+    assert out.returncode != 0
+    assert ("JournalPublicURL: 'ftp://journal.example.org' is not valid: use the http:// or "
+            "https:// base URL of the server as families reach it") in out.stdout + out.stderr
