@@ -13,6 +13,7 @@
 #include "jr_notif.h"
 #include "jr_ops.h"
 #include "jr_storage.h"
+#include "jr_crypt.h"
 #include "mj_private.h"
 
 #define WATCHDOG_NAME "mod_journal"
@@ -66,6 +67,9 @@ static void with_db(server_rec *s, apr_pool_t *pool, void (*task)(jr_ctx_t *ctx)
         task(&ctx);
     }
     dbd_close_fn(s, dbd);
+    /* A backup draws random bytes in this thread; mod_watchdog's thread may outlive the
+     * child's last look at memory, so its generator state goes now (made again next time). */
+    jr_crypt_thread_end();
 }
 
 static void purge_and_trim(jr_ctx_t *ctx)

@@ -28,6 +28,11 @@ int jr_crypt_init(void)
     return sha256_md ? 0 : -1;
 }
 
+void jr_crypt_thread_end(void)
+{
+    OPENSSL_thread_stop();
+}
+
 int jr_random_bytes(unsigned char *buf, size_t n)
 {
     return RAND_bytes(buf, (int)n) == 1 ? 0 : -1;

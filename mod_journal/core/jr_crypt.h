@@ -7,6 +7,10 @@
 /* Call once before threads start (fetches the digest implementation). */
 int jr_crypt_init(void);
 
+/* Frees what OpenSSL keeps for the calling thread (its random generators). For threads that
+ * OpenSSL does not see end, such as mod_watchdog's: their state was reported as leaked. */
+void jr_crypt_thread_end(void);
+
 /* n random bytes from OpenSSL's CSPRNG. 0 on success. */
 int jr_random_bytes(unsigned char *buf, size_t n);
 
