@@ -5,6 +5,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_events.h"
 #include "jr_jw.h"
 #include "jr_log.h"
