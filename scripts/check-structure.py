@@ -47,17 +47,29 @@ def long_functions():
             with open(path, encoding="utf-8") as f:
                 lines = f.read().split("\n")
             for i, line in enumerate(lines[:-1]):
-                if re.match(r"^[a-z].*\)\s*$", line) and lines[i + 1] == "{":
-                    end = i + 1
-                    while end < len(lines) and lines[end] != "}":
-                        end += 1
-                    if end - i + 1 > MAX_LINES:
-                        yield path, i + 1, end - i + 1, line.strip()
+                if not (re.search(r"\)\s*$", line) and lines[i + 1] == "{"):
+                    continue
+                # the signature may span lines: it starts at the last line at column 0
+                start = i
+                while start > 0 and re.match(r"^\s", lines[start]):
+                    start -= 1
+                if not re.match(r"^[a-z]", lines[start]):
+                    continue
+                end = i + 1
+                while end < len(lines) and lines[end] != "}":
+                    end += 1
+                if end - start + 1 > MAX_LINES:
+                    yield path, start + 1, end - start + 1, lines[start].strip()
 
 
 def main():
+    # Paths are the repository's, wherever the guard is run from.
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     bad = 0
     graph, reported = include_graph(), set()
+    if not graph:
+        print(f"structure: no includes found under {CORE}", file=sys.stderr)
+        return 1
     for node in sorted(graph):
         path = cycle_from(graph, node)
         if path and frozenset(path) not in reported:

@@ -134,11 +134,14 @@ static int check_password(const char *pw)
     return 0;
 }
 
-static int cmd_migrate(apr_pool_t *p, const opts_t *o)
+/* The commands: each runs on the database find_database found; arg is the word after the
+ * command's name (NULL when none), for the commands that take one. */
+static int cmd_migrate(apr_pool_t *p, const opts_t *o, const char *arg)
 {
     jr_db_t *db;
     const char *err = NULL;
     int applied = 0, version = 0;
+    (void)arg;
     if (open_db(p, o, &db, 0) != 0) {
         return 1;
     }
@@ -253,7 +256,7 @@ static int cmd_set_password(apr_pool_t *p, const opts_t *o, const char *name)
 }
 
 /* backup, or restore FILE: the data directory holds the stored files and the archives. */
-static int cmd_backup(apr_pool_t *p, const opts_t *o, const char *restore_from)
+static int backup_or_restore(apr_pool_t *p, const opts_t *o, const char *restore_from)
 {
     jr_db_t *db;
     jr_config_t cfg;
@@ -272,11 +275,23 @@ static int cmd_backup(apr_pool_t *p, const opts_t *o, const char *restore_from)
     return rc;
 }
 
-static int cmd_check_config(apr_pool_t *p, const opts_t *o)
+static int cmd_backup(apr_pool_t *p, const opts_t *o, const char *arg)
+{
+    (void)arg;
+    return backup_or_restore(p, o, NULL);
+}
+
+static int cmd_restore(apr_pool_t *p, const opts_t *o, const char *file)
+{
+    return backup_or_restore(p, o, file);
+}
+
+static int cmd_check_config(apr_pool_t *p, const opts_t *o, const char *arg)
 {
     jr_db_t *db;
     const char *err = NULL;
     int version = 0, latest, bad = 0;
+    (void)arg;
     if (open_db(p, o, &db, 0) != 0) {
         return 1;
     }
@@ -342,7 +357,61 @@ static int find_database(apr_pool_t *p, opts_t *o)
     return 0;
 }
 
-int main(int argc, const char *const *argv)
+typedef struct {
+    const char *name;
+    int needs_arg; /* the command is refused without the word after its name */
+    int (*run)(apr_pool_t *p, const opts_t *o, const char *arg);
+} command_t;
+
+static const command_t commands[] = {
+    {"migrate", 0, cmd_migrate},           {"create-user", 1, cmd_create_user},
+    {"set-password", 1, cmd_set_password}, {"check-config", 0, cmd_check_config},
+    {"backup", 0, cmd_backup},             {"restore", 1, cmd_restore},
+    {NULL, 0, NULL},
+};
+
+static const command_t *command_named(const char *name)
+{
+    const command_t *c = commands;
+    while (c->name && strcmp(c->name, name)) {
+        ++c;
+    }
+    return c->name ? c : NULL;
+}
+
+/* One option into o. -1 to go on, or the exit status: 0 after --help, 1 for a bad value. */
+static int take_option(opts_t *o, int c, const char *arg)
+{
+    long long n;
+    switch (c) {
+    case 'd': o->driver = arg; break;
+    case 'p': o->params = arg; break;
+    case 'D': o->data_dir = arg; break;
+    case 'C': o->config = arg; break;
+    case 'r': o->role = arg; break;
+    case 'g': o->generate = 1; break;
+    case 'm': o->if_missing = 1; break;
+    case 'b':
+        if (jr_parse_int64(arg, 1, 9007199254740991LL, &n) != 0) {
+            return fail("--branch needs a positive integer, not %s", arg);
+        }
+        APR_ARRAY_PUSH(o->branches, long long) = n;
+        break;
+    case 'c':
+        if (jr_parse_int64(arg, 4, 15, &n) != 0) {
+            return fail("--cost must be an integer from 4 to 15, not %s", arg);
+        }
+        o->cost = (int)n;
+        break;
+    case 'h': usage(stdout); return 0;
+    }
+    return -1;
+}
+
+/* The options (anywhere on the line) into o, then the command and its argument. -1 to go on,
+ * or the exit status: 2, with the usage, for a line not understood. */
+static int parse_command_line(apr_pool_t *p, int argc, const char *const *argv, opts_t *o,
+                              const command_t **cmd, const char **arg)
 {
     static const apr_getopt_option_t options[] = {
         {"driver", 'd', 1, "driver"},   {"params", 'p', 1, "params"},
@@ -352,13 +421,40 @@ int main(int argc, const char *const *argv)
         {"help", 'h', 0, "help"},       {"config", 'C', 1, "config"},
         {NULL, 0, 0, NULL},
     };
-    apr_pool_t *p;
     apr_getopt_t *g;
-    opts_t o;
-    int c, rc;
     apr_status_t rv;
-    const char *arg, *cmd;
-    long long n;
+    const char *optarg;
+    int c, rc = -1;
+
+    memset(o, 0, sizeof(*o));
+    o->data_dir = getenv("JOURNAL_DATA_DIR");
+    o->cost = 10;
+    o->branches = apr_array_make(p, 4, sizeof(long long));
+    apr_getopt_init(&g, p, argc, argv);
+    g->interleave = 1;
+    while (rc < 0 && (rv = apr_getopt_long(g, options, &c, &optarg)) == APR_SUCCESS) {
+        rc = take_option(o, c, optarg);
+    }
+    if (rc >= 0) {
+        return rc;
+    }
+    /* apr_getopt already named a bad option */
+    *cmd = rv == APR_EOF && g->ind < argc ? command_named(g->argv[g->ind]) : NULL;
+    *arg = *cmd && g->ind + 1 < argc ? g->argv[g->ind + 1] : NULL;
+    if (!*cmd || ((*cmd)->needs_arg && !*arg)) {
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+int main(int argc, const char *const *argv)
+{
+    apr_pool_t *p;
+    opts_t o;
+    const command_t *cmd = NULL;
+    const char *arg = NULL;
+    int rc;
 
     /* A SQLite database created here is readable by its owner only, and so are its -wal and
      * -shm files, which SQLite creates with the database's mode. */
@@ -367,69 +463,9 @@ int main(int argc, const char *const *argv)
     atexit(apr_terminate);
     apr_pool_create(&p, NULL);
     jr_crypt_init();
-    memset(&o, 0, sizeof(o));
-    o.data_dir = getenv("JOURNAL_DATA_DIR");
-    o.cost = 10;
-    o.branches = apr_array_make(p, 4, sizeof(long long));
-
-    apr_getopt_init(&g, p, argc, argv);
-    g->interleave = 1;
-    while ((rv = apr_getopt_long(g, options, &c, &arg)) == APR_SUCCESS) {
-        switch (c) {
-        case 'd': o.driver = arg; break;
-        case 'p': o.params = arg; break;
-        case 'D': o.data_dir = arg; break;
-        case 'C': o.config = arg; break;
-        case 'r': o.role = arg; break;
-        case 'g': o.generate = 1; break;
-        case 'm': o.if_missing = 1; break;
-        case 'b':
-            if (jr_parse_int64(arg, 1, 9007199254740991LL, &n) != 0) {
-                return fail("--branch needs a positive integer, not %s", arg);
-            }
-            APR_ARRAY_PUSH(o.branches, long long) = n;
-            break;
-        case 'c':
-            if (jr_parse_int64(arg, 4, 15, &n) != 0) {
-                return fail("--cost must be an integer from 4 to 15, not %s", arg);
-            }
-            o.cost = (int)n;
-            break;
-        case 'h': usage(stdout); return 0;
-        }
-    }
-    if (rv != APR_EOF) {
-        usage(stderr); /* apr_getopt already named the bad option */
-        return 2;
-    }
-    if (g->ind >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    cmd = g->argv[g->ind];
-    arg = g->ind + 1 < argc ? g->argv[g->ind + 1] : NULL;
-    if (strcmp(cmd, "migrate") && strcmp(cmd, "check-config") && strcmp(cmd, "backup") &&
-        (!arg || (strcmp(cmd, "create-user") && strcmp(cmd, "set-password") &&
-                  strcmp(cmd, "restore")))) {
-        usage(stderr);
-        rc = 2;
-    } else if ((rc = find_database(p, &o)) != 0) {
-        /* find_database said why */
-    } else if (!strcmp(cmd, "migrate")) {
-        rc = cmd_migrate(p, &o);
-    } else if (!strcmp(cmd, "create-user") && arg) {
-        rc = cmd_create_user(p, &o, arg);
-    } else if (!strcmp(cmd, "set-password") && arg) {
-        rc = cmd_set_password(p, &o, arg);
-    } else if (!strcmp(cmd, "check-config")) {
-        rc = cmd_check_config(p, &o);
-    } else if (!strcmp(cmd, "backup")) {
-        rc = cmd_backup(p, &o, NULL);
-    } else if (!strcmp(cmd, "restore") && arg) {
-        rc = cmd_backup(p, &o, arg);
-    } else {
-        usage(stderr);
-        rc = 2;
+    if ((rc = parse_command_line(p, argc, argv, &o, &cmd, &arg)) < 0 &&
+        (rc = find_database(p, &o)) == 0) {
+        rc = cmd->run(p, &o, arg);
     }
     apr_pool_destroy(p);
     return rc;

@@ -7,9 +7,9 @@
 
 #include "jr_ai.h"
 #include "jr_crypt.h"
-#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_log.h"
+#include "jr_record_events.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_topic.h"

@@ -4,7 +4,6 @@
 #include <apr_strings.h>
 
 #include "jr_ctx.h"
-#include "jr_cursor.h"
 #include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_jw.h"
@@ -158,20 +157,6 @@ apr_array_header_t *jr_ids_from_json(apr_pool_t *p, const json_t *arr)
     return ids;
 }
 
-int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
-                  long long offset)
-{
-    if (ctx->iface == JR_IF_V1) {
-        json_t *env = json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
-                                (json_int_t)total, "limit", (json_int_t)limit, "offset",
-                                (json_int_t)offset);
-        jr_page_envelope_json(ctx, env, res);
-        return jr_reply(res, ctx->pool, 200, env);
-    }
-    apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
-    return jr_reply(res, ctx->pool, 200, items);
-}
-
 int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
 {
     size_t len;
@@ -179,33 +164,6 @@ int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w)
     jr_reply_raw(res, status, body, len);
     res->streamed = jr_jw_streamed(w);
     return status;
-}
-
-void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
-{
-    res->status = 200;
-    if (ctx->iface == JR_IF_V1) {
-        jr_jw_obj(w);
-        jr_jw_key(w, "items");
-    } else {
-        apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
-    }
-    jr_jw_arr(w);
-    jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
-}
-
-int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
-                   long long offset)
-{
-    jr_jw_arr_end(w);
-    if (ctx->iface == JR_IF_V1) {
-        jr_jw_kint(w, "total", total);
-        jr_jw_kint(w, "limit", limit);
-        jr_jw_kint(w, "offset", offset);
-        jr_page_envelope(ctx, w, res);
-        jr_jw_obj_end(w);
-    }
-    return jr_reply_jw(res, 200, w);
 }
 
 typedef struct {

@@ -11,6 +11,7 @@
 #include "jr_config.h"
 #include "jr_db.h"
 #include "jr_jw.h"
+#include "jr_result.h"
 
 #define JR_VERSION "0.1.0"
 
@@ -85,36 +86,13 @@ typedef struct jr_ctx {
     struct jr_counters *counters; /* shared counters (rate limits, failures); may be NULL */
     jr_upload_t *upload;          /* routes with JR_BODY_UPLOAD */
     /* Where a streamed list hands its bytes (the host's output); NULL keeps the whole answer
-     * in memory. See jr_jw_list_begin. */
+     * in memory. See jr_jw_list_begin (jr_cursor.h). */
     jr_jw_flush_fn *flush;
     void *flush_baton;
     struct jr_page *page; /* a list's page (jr_cursor.h): has_more, next_cursor */
     apr_array_header_t *hooks; /* run when the road's transaction ends (jr_road.h) */
     const char *allow;         /* no route for the method: the methods the path has */
 } jr_ctx_t;
-
-/* A file to send instead of JSON: the host streams it (Range and conditional requests
- * included). */
-typedef struct {
-    const char *path;
-    apr_off_t size;
-    const char *content_type;
-    const char *filename; /* for Content-Disposition, NULL for none */
-    int attachment;       /* 1: attachment, 0: inline */
-    const char *etag;     /* strong validator without quotes */
-    apr_time_t mtime;
-} jr_file_reply_t;
-
-typedef struct {
-    int status;
-    json_t *json;
-    apr_table_t *headers;  /* extra response headers */
-    jr_file_reply_t *file; /* when set, sent instead of json (status 200) */
-    const char *body;      /* serialised JSON (streaming writer), sent instead of json */
-    size_t body_len;
-    int streamed; /* the body's beginning left through ctx->flush; body is the rest */
-    const char *content_type; /* of body when it is not JSON (an HTML page); NULL: JSON */
-} jr_result_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);
 
@@ -158,22 +136,8 @@ apr_status_t jr_audit(jr_ctx_t *ctx, const char *action, const char *entity_type
 apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_type,
                           const char *entity_ref, const json_t *changes);
 
-/* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
- * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
- * the writer hand its bytes to ctx->flush: res's status and headers must not change after
- * it. end closes the list (with total/limit/offset in the envelope) and fills res. An error
- * after begin is still an error answer when nothing has been sent yet; otherwise the host
- * can only cut the response short. */
-void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total);
 /* Answers with the writer's finished document. */
 int jr_reply_jw(jr_result_t *res, int status, jr_jw_t *w);
-int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
-                   long long offset);
-
-/* A list answer: the envelope {items,total,limit,offset} on /api/v1, a bare array with an
- * X-Total-Count header on /api. Takes ownership of items. */
-int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
-                  long long offset);
 
 /* ---- the road's services to operations (the road itself: jr_road.h) ---- */
 

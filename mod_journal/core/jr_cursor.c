@@ -9,6 +9,7 @@
 #include "jr_cursor.h"
 #include "jr_error_codes.h"
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_util.h"
 
 #define PAGE "limit,offset"
@@ -293,7 +294,8 @@ static int page_out(jr_ctx_t *ctx, jr_result_t *res, const char **cursor)
     return 1;
 }
 
-void jr_page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res)
+/* The page's members of the envelope (see jr_cursor.h, "list answers"). */
+static void page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res)
 {
     const char *cursor;
     if (page_out(ctx, res, &cursor)) {
@@ -302,11 +304,52 @@ void jr_page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res)
     }
 }
 
-void jr_page_envelope_json(jr_ctx_t *ctx, json_t *env, jr_result_t *res)
+static void page_envelope_json(jr_ctx_t *ctx, json_t *env, jr_result_t *res)
 {
     const char *cursor;
     if (page_out(ctx, res, &cursor)) {
         json_object_set_new(env, "has_more", json_boolean(ctx->page->has_more));
         json_object_set_new(env, "next_cursor", cursor ? json_string(cursor) : json_null());
     }
+}
+
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset)
+{
+    if (ctx->iface == JR_IF_V1) {
+        json_t *env = json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
+                                (json_int_t)total, "limit", (json_int_t)limit, "offset",
+                                (json_int_t)offset);
+        page_envelope_json(ctx, env, res);
+        return jr_reply(res, ctx->pool, 200, env);
+    }
+    apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
+    return jr_reply(res, ctx->pool, 200, items);
+}
+
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
+{
+    res->status = 200;
+    if (ctx->iface == JR_IF_V1) {
+        jr_jw_obj(w);
+        jr_jw_key(w, "items");
+    } else {
+        apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
+    }
+    jr_jw_arr(w);
+    jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
+}
+
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset)
+{
+    jr_jw_arr_end(w);
+    if (ctx->iface == JR_IF_V1) {
+        jr_jw_kint(w, "total", total);
+        jr_jw_kint(w, "limit", limit);
+        jr_jw_kint(w, "offset", offset);
+        page_envelope(ctx, w, res);
+        jr_jw_obj_end(w);
+    }
+    return jr_reply_jw(res, 200, w);
 }

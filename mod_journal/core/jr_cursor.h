@@ -1,7 +1,8 @@
-/* Lists of /api/v1: the query parameters each endpoint reads (any other is refused), and
- * paging by cursor. A cursor holds the place of the last record of a page in the list's own
- * order (its sort key and id), so the next page starts after that record whatever was
- * inserted or deleted before it; offsets shift instead. See docs/integrators.md ("Lists"). */
+/* Lists: their answers on both interfaces, the query parameters each /api/v1 endpoint reads
+ * (any other is refused), and paging by cursor. A cursor holds the place of the last record
+ * of a page in the list's own order (its sort key and id), so the next page starts after that
+ * record whatever was inserted or deleted before it; offsets shift instead. See
+ * docs/integrators.md ("Lists"). */
 #ifndef JR_CURSOR_H
 #define JR_CURSOR_H
 
@@ -51,11 +52,24 @@ int jr_page_take(apr_pool_t *p, jr_page_t *pg, const char *const *keys);
 int jr_page_take_row(apr_pool_t *p, jr_page_t *pg, const jr_rows_t *r, int i,
                      const char *const *cols);
 
-/* What the envelope adds on /api/v1 (jr_reply_list, jr_jw_list_end call it): has_more and
- * next_cursor (null on the last page), and the Link header to the next page. */
-void jr_page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res);
-/* The same members for a jansson envelope. */
-void jr_page_envelope_json(jr_ctx_t *ctx, json_t *env, jr_result_t *res);
+/* ---- list answers --------------------------------------------------------------------
+ * On /api/v1 the envelope {items, total, limit, offset} with, when the list has a page
+ * (jr_page_begin), has_more and next_cursor (null on the last page) and the Link header
+ * to the next page; on /api a bare array with an X-Total-Count header. */
+
+/* A list answer of a jansson array. Takes ownership of items. */
+int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
+                  long long offset);
+
+/* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
+ * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
+ * the writer hand its bytes to ctx->flush: res's status and headers must not change after
+ * it. end closes the list (with total/limit/offset in the envelope) and fills res. An error
+ * after begin is still an error answer when nothing has been sent yet; otherwise the host
+ * can only cut the response short. */
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total);
+int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
+                   long long offset);
 
 /* ---- sync: updated_since ----------------------------------------------------------------
  * A list with updated_since (or a sync cursor) answers the records changed at or after that

@@ -6,9 +6,10 @@
 
 #include <apr_strings.h>
 
+#include "jr_db.h"
 #include "jr_db_backend.h"
 #include "jr_log.h"
-#include "jr_migrate.h"
+#include "jr_migrations.h"
 #include "jr_util.h"
 
 /* The pool userdata of a mod_dbd connection's pool that holds the module's statement cache. */

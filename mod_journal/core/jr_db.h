@@ -8,51 +8,8 @@
 #include <apr_dbd.h>
 #include <apr_pools.h>
 
+#include "jr_db_types.h"
 #include "jr_stmts.h"
-
-/* The module's own prepared statements on one connection (see jr_db_attach). */
-typedef struct jr_stmt_cache jr_stmt_cache_t;
-/* One database engine's implementation (jr_db_backend.h). */
-typedef struct jr_db_backend jr_db_backend_t;
-
-/* What a failed statement was, from the engine's own code (SQLite's extended result code,
- * PostgreSQL's SQLSTATE), never from its message. */
-typedef enum {
-    JR_DB_OK = 0,
-    JR_DB_E_OTHER,       /* anything else: a bug, a broken schema, the disk */
-    JR_DB_E_UNIQUE,      /* a unique or primary key violation */
-    JR_DB_E_FOREIGN_KEY, /* a reference to a row that does not exist, or a row still referenced */
-    JR_DB_E_CONSTRAINT,  /* another constraint (NOT NULL, CHECK) */
-    JR_DB_E_BUSY,        /* a lock, a serialization failure, a deadlock, a timeout: try again */
-    JR_DB_E_GONE         /* the connection was lost */
-} jr_db_error_e;
-
-typedef struct jr_db {
-    const jr_db_backend_t *be;
-    const apr_dbd_driver_t *driver;
-    apr_dbd_t *handle;
-    void *native; /* sqlite3 * or PGconn *, from apr_dbd_native_handle */
-    jr_stmt_cache_t *cache;
-    apr_pool_t *pool;
-    jr_dialect_e dialect;
-    int in_tx;
-    int tx_lazy; /* jr_db_begin_lazy: the first writing statement begins the transaction */
-    /* The last failure: its class, the engine's code, and its message for logs (never data
-     * of a request: the messages name statements, tables and constraints). */
-    jr_db_error_e error;
-    int native_code;   /* SQLite: the extended result code */
-    char sqlstate[6];  /* PostgreSQL: the SQLSTATE, "" otherwise */
-    const char *last_error;
-    char errbuf[240];
-} jr_db_t;
-
-/* Rows of a select: every value is text; NULL stands for SQL NULL. */
-typedef struct {
-    int ncols;
-    int nrows;
-    const char **names;
-    const char ***rows;
-} jr_rows_t;
 
 /* Builds an argument list for jr_db_select/jr_db_exec: JR_ARGS("a", NULL, b). */
 #define JR_ARGS(...) \
@@ -131,8 +88,8 @@ apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int *nrows,
  * or into PostgreSQL's one-row result: libpq's single-row mode). shape carries the column names
  * (nrows 0). A non-zero return of fn stops the calls (on PostgreSQL the rest of the result is
  * read and dropped, so the connection is left idle). A failure after some rows (a connection
- * lost mid-result) is a failure: the caller must not take what it saw for the whole result. */
-typedef int jr_row_fn(void *baton, const jr_rows_t *shape, const char *const *row);
+ * lost mid-result) is a failure: the caller must not take what it saw for the whole result.
+ * fn: jr_row_fn (jr_db_types.h). */
 apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_row_fn *fn,
                                void *baton, int nargs, const char **args);
 

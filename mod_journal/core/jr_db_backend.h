@@ -5,7 +5,7 @@
 #ifndef JR_DB_BACKEND_H
 #define JR_DB_BACKEND_H
 
-#include "jr_db.h"
+#include "jr_db_types.h"
 
 struct jr_stmt_cache {
     const jr_db_backend_t *be;

@@ -11,6 +11,7 @@
 #include <apr_strings.h>
 #include <libpq-fe.h>
 
+#include "jr_db.h"
 #include "jr_db_backend.h"
 
 /* Parameters are declared as varchar, as apr_dbd's pgsql driver declared them: the catalogue's

@@ -9,6 +9,7 @@
 #include <apr_tables.h>
 #include <sqlite3.h>
 
+#include "jr_db.h"
 #include "jr_db_backend.h"
 #include "jr_log.h"
 

@@ -7,10 +7,10 @@
 
 #include "jr_cursor.h"
 #include "jr_entries.h"
-#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_ops.h"
+#include "jr_record_events.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_time.h"

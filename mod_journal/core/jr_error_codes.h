@@ -6,9 +6,10 @@
 #ifndef JR_ERROR_CODES_H
 #define JR_ERROR_CODES_H
 
+#include <apr_pools.h>
 #include <jansson.h>
 
-#include "jr_ctx.h"
+#include "jr_result.h"
 
 /* Adds code and param to an error body made of msg for status (jr_fail calls it). */
 void jr_error_describe(apr_pool_t *p, json_t *body, int status, const char *msg);

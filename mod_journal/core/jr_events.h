@@ -1,5 +1,7 @@
 /* The event outbox: one row per thing that happened, written in the transaction of the change
- * it reports, for a stream to deliver later (docs/architecture.md, "The event outbox"). */
+ * it reports, for a stream to deliver later (docs/architecture.md, "The event outbox"); the
+ * batched purges of old rows. Events about entries and lesson reports, with the notifications
+ * they imply: jr_record_events.h. */
 #ifndef JR_EVENTS_H
 #define JR_EVENTS_H
 
@@ -10,17 +12,6 @@
  * only insert into the table: every event goes through here. */
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload);
-
-/* Events about an entry, built from the row as it is now in the caller's transaction:
- * "ai_status" (entry_id, status, description, description_original, ai_error,
- * ai_checked_at) or "entry.created" (entry_id, group_id, student_name). */
-apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id);
-
-/* The same for a lesson report: "lesson_report_status" (report_id, status, text,
- * text_original, text_ai, ai_error, ai_checked_at), "lesson.report" (report_id, group_id,
- * lesson_date, lesson_time, topic, ai_status) and "lesson.ai.formatted" (report_id,
- * group_id, lesson_date, text, text_original). */
-apr_status_t jr_event_report(jr_ctx_t *ctx, const char *type, long long report_id);
 
 /* Runs a batched delete (a statement taking one cutoff time, deleting at most
  * JR_PURGE_BATCH rows) in short transactions until a batch is short. The rows deleted, or

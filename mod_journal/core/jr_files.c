@@ -3,6 +3,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_entries.h"
 #include "jr_files.h"
 #include "jr_photo_jobs.h"

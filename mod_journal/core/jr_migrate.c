@@ -11,21 +11,6 @@
 /* Any constant will do: it only has to be the same in every node that migrates. */
 #define JR_PG_MIGRATION_LOCK "7254013"
 
-static const jr_migration_t *migrations_of(jr_dialect_e dialect)
-{
-    return dialect == JR_DB_PGSQL ? jr_migrations_pgsql : jr_migrations_sqlite;
-}
-
-int jr_migrate_latest(jr_dialect_e dialect)
-{
-    const jr_migration_t *m;
-    int v = 0;
-    for (m = migrations_of(dialect); m->name; ++m) {
-        v = m->version > v ? m->version : v;
-    }
-    return v;
-}
-
 /* ---- SQLite: native handle, sqlite3_exec runs multi-statement scripts ---------------- */
 
 static int sq_exec(sqlite3 *c, apr_pool_t *p, const char *sql, const char **err)

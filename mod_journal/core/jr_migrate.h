@@ -1,20 +1,9 @@
-/* Numbered schema migrations, embedded at build time, applied idempotently. */
+/* Numbered schema migrations (jr_migrations.h), applied idempotently. */
 #ifndef JR_MIGRATE_H
 #define JR_MIGRATE_H
 
 #include "jr_db.h"
-
-typedef struct {
-    int version;
-    const char *name;
-    const char *sql;
-} jr_migration_t;
-
-extern const jr_migration_t jr_migrations_sqlite[];
-extern const jr_migration_t jr_migrations_pgsql[];
-
-/* Highest version this build knows for a dialect. */
-int jr_migrate_latest(jr_dialect_e dialect);
+#include "jr_migrations.h"
 
 /* Applies every migration not yet recorded in schema_migrations, each in its own transaction
  * together with its record. Safe to run concurrently from several processes or nodes.

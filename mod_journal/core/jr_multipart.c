@@ -322,77 +322,109 @@ static jr_mp_status_e end_part(sink_t *k)
     return JR_MP_OK;
 }
 
-/* One step of the machine on the buffered bytes. Sets *more when it needs another read. */
-static jr_mp_status_e step(reader_t *r, sink_t *k, state_e *st, const char *delim, apr_size_t dlen,
-                           int *more)
+/* The steps of the machine, one per state, on the n buffered bytes at b (r->pos). Each sets
+ * *more when it needs another read. */
+
+/* Preamble or a part's content: up to the next delimiter, the content goes to the sink. */
+static jr_mp_status_e step_content(reader_t *r, sink_t *k, state_e *st, const char *delim,
+                                   apr_size_t dlen, int *more)
 {
     const char *b = r->buf + r->pos;
     apr_size_t n = r->len - r->pos;
     apr_ssize_t at;
     jr_mp_status_e rc;
+
+    if ((at = find(b, n, delim, dlen)) >= 0) {
+        if (*st == S_BODY &&
+            ((rc = emit(k, b, (apr_size_t)at)) != JR_MP_OK || (rc = end_part(k)) != JR_MP_OK)) {
+            return rc;
+        }
+        r->pos += (apr_size_t)at + dlen;
+        *st = S_AFTER_DELIM;
+        return JR_MP_OK;
+    }
+    if (n >= dlen) { /* all but a possible start of the delimiter is content */
+        if (*st == S_BODY && (rc = emit(k, b, n - dlen + 1)) != JR_MP_OK) {
+            return rc;
+        }
+        r->pos += n - dlen + 1;
+    }
+    *more = 1;
+    return JR_MP_OK;
+}
+
+static jr_mp_status_e step_after_delim(reader_t *r, state_e *st, int *more)
+{
+    const char *b = r->buf + r->pos;
+    if (r->len - r->pos < 2) {
+        *more = 1;
+    } else if (b[0] == '-' && b[1] == '-') {
+        *st = S_DONE; /* the close delimiter; an epilogue is ignored */
+    } else {
+        *st = S_PADDING;
+    }
+    return JR_MP_OK;
+}
+
+static jr_mp_status_e step_padding(reader_t *r, state_e *st, int *more)
+{
+    const char *b = r->buf + r->pos;
+    apr_size_t n = r->len - r->pos;
+    while (n > 0 && is_ws(*b)) {
+        ++b, --n, ++r->pos;
+    }
+    if (n < 2) {
+        *more = 1;
+        return JR_MP_OK;
+    }
+    if (b[0] != '\r' || b[1] != '\n') {
+        return JR_MP_MALFORMED;
+    }
+    r->pos += 2;
+    *st = S_HEADERS;
+    return JR_MP_OK;
+}
+
+static jr_mp_status_e step_headers(reader_t *r, sink_t *k, state_e *st, int *more)
+{
+    const char *b = r->buf + r->pos;
+    apr_size_t n = r->len - r->pos;
+    apr_ssize_t at;
     part_hdr_t h;
 
+    if (n >= 2 && b[0] == '\r' && b[1] == '\n') {
+        at = 0; /* no header lines */
+    } else if ((at = find(b, n, "\r\n\r\n", 4)) >= 0) {
+        at += 2;
+    } else {
+        /* A block within the cap ends with a CRLF CRLF inside its first cap + 2 bytes;
+         * deciding earlier would make the answer depend on how reads split the body. */
+        *more = 1;
+        return n >= JR_MP_HEADERS_MAX + 2 ? JR_MP_MALFORMED : JR_MP_OK;
+    }
+    if ((apr_size_t)at > JR_MP_HEADERS_MAX || parse_headers(k->p, b, (apr_size_t)at, &h) != 0) {
+        return JR_MP_MALFORMED;
+    }
+    r->pos += (apr_size_t)at + 2;
+    *st = S_BODY;
+    return start_part(k, &h);
+}
+
+/* One step of the machine on the buffered bytes. Sets *more when it needs another read. */
+static jr_mp_status_e step(reader_t *r, sink_t *k, state_e *st, const char *delim, apr_size_t dlen,
+                           int *more)
+{
     *more = 0;
     switch (*st) {
     case S_PREAMBLE:
     case S_BODY:
-        if ((at = find(b, n, delim, dlen)) >= 0) {
-            if (*st == S_BODY &&
-                ((rc = emit(k, b, (apr_size_t)at)) != JR_MP_OK || (rc = end_part(k)) != JR_MP_OK)) {
-                return rc;
-            }
-            r->pos += (apr_size_t)at + dlen;
-            *st = S_AFTER_DELIM;
-            return JR_MP_OK;
-        }
-        if (n >= dlen) { /* all but a possible start of the delimiter is content */
-            if (*st == S_BODY && (rc = emit(k, b, n - dlen + 1)) != JR_MP_OK) {
-                return rc;
-            }
-            r->pos += n - dlen + 1;
-        }
-        *more = 1;
-        return JR_MP_OK;
+        return step_content(r, k, st, delim, dlen, more);
     case S_AFTER_DELIM:
-        if (n < 2) {
-            *more = 1;
-        } else if (b[0] == '-' && b[1] == '-') {
-            *st = S_DONE; /* the close delimiter; an epilogue is ignored */
-        } else {
-            *st = S_PADDING;
-        }
-        return JR_MP_OK;
+        return step_after_delim(r, st, more);
     case S_PADDING:
-        while (n > 0 && is_ws(*b)) {
-            ++b, --n, ++r->pos;
-        }
-        if (n < 2) {
-            *more = 1;
-            return JR_MP_OK;
-        }
-        if (b[0] != '\r' || b[1] != '\n') {
-            return JR_MP_MALFORMED;
-        }
-        r->pos += 2;
-        *st = S_HEADERS;
-        return JR_MP_OK;
+        return step_padding(r, st, more);
     case S_HEADERS:
-        if (n >= 2 && b[0] == '\r' && b[1] == '\n') {
-            at = 0; /* no header lines */
-        } else if ((at = find(b, n, "\r\n\r\n", 4)) >= 0) {
-            at += 2;
-        } else {
-            /* A block within the cap ends with a CRLF CRLF inside its first cap + 2 bytes;
-             * deciding earlier would make the answer depend on how reads split the body. */
-            *more = 1;
-            return n >= JR_MP_HEADERS_MAX + 2 ? JR_MP_MALFORMED : JR_MP_OK;
-        }
-        if ((apr_size_t)at > JR_MP_HEADERS_MAX || parse_headers(k->p, b, (apr_size_t)at, &h) != 0) {
-            return JR_MP_MALFORMED;
-        }
-        r->pos += (apr_size_t)at + 2;
-        *st = S_BODY;
-        return start_part(k, &h);
+        return step_headers(r, k, st, more);
     case S_DONE:
         break;
     }

@@ -5,6 +5,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_events.h"
 #include "jr_jw.h"
 #include "jr_log.h"
@@ -88,36 +89,6 @@ apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
     jr_jw_obj_end(&w);
     return jr_event(ctx, "notification", branch_id, "notification",
                     jr_rows_int(rows, 0, "id", 0), jr_jw_done(&w, NULL));
-}
-
-apr_status_t jr_notify_event(jr_ctx_t *ctx, const char *event_type, const jr_rows_t *r,
-                             const char *entity_type)
-{
-    apr_pool_t *p = ctx->pool;
-    long long branch = jr_rows_int(r, 0, "branch_id", 0), id = jr_rows_int(r, 0, "id", 0);
-    const char *status = jr_rows_get(r, 0, "ai_status");
-    const char *what = !strcmp(entity_type, "entry") ? "journal entry" : "lesson report";
-
-    if (!strcmp(event_type, "entry.created")) {
-        return jr_notify(ctx, event_type, branch, entity_type, id, "New journal entry",
-                         apr_psprintf(p, "%s (group %s)", jr_rows_get(r, 0, "student_name"),
-                                      jr_rows_get(r, 0, "group_id")));
-    }
-    if (!strcmp(event_type, "lesson.report") || !strcmp(event_type, "lesson.ai.formatted")) {
-        return jr_notify(ctx, event_type, branch, entity_type, id,
-                         event_type[7] == 'r' ? "New lesson report"
-                                              : "Lesson report rewritten by the AI check",
-                         apr_psprintf(p, "Group %s, %s", jr_rows_get(r, 0, "group_id"),
-                                      jr_rows_get(r, 0, "lesson_date")));
-    }
-    if ((!strcmp(event_type, "ai_status") || !strcmp(event_type, "lesson_report_status")) &&
-        status && !strcmp(status, "failed")) {
-        const char *err = jr_rows_get(r, 0, "ai_error");
-        return jr_notify(ctx, "ai.failed", branch, entity_type, id, "AI text check failed",
-                         jr_psprintf(p, "The check of %s %lld failed: %s", what, id,
-                                      err ? err : "no answer"));
-    }
-    return APR_SUCCESS;
 }
 
 int jr_notif_purge(jr_ctx_t *ctx)

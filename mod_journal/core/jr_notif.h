@@ -29,12 +29,6 @@ apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
                        const char *entity_type, long long entity_id, const char *title,
                        const char *body);
 
-/* The notification an outbox event implies, if any ("entry.created", "lesson.report",
- * "lesson.ai.formatted", and "ai.failed" for a status event whose status is failed). row:
- * the record as jr_events.c read it. */
-apr_status_t jr_notify_event(jr_ctx_t *ctx, const char *event_type, const jr_rows_t *row,
-                             const char *entity_type);
-
 /* Deletes notifications older than notify_retention_days and expired stream tickets, in
  * short transactions of their own. The number of notifications deleted, or -1. */
 int jr_notif_purge(jr_ctx_t *ctx);

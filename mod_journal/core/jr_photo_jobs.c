@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 #include <curl/curl.h>
 
+#include "jr_cursor.h"
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_log.h"

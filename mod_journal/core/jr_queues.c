@@ -5,9 +5,9 @@
 
 #include <apr_strings.h>
 
-#include "jr_events.h"
 #include "jr_json.h"
 #include "jr_ops.h"
+#include "jr_record_events.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

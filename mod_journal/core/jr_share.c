@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 
 #include "jr_crypt.h"
+#include "jr_cursor.h"
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_jw.h"

@@ -4,6 +4,7 @@
 
 #include <apr_strings.h>
 
+#include "jr_cursor.h"
 #include "jr_files.h"
 #include "jr_jw.h"
 #include "jr_log.h"
