@@ -11,6 +11,7 @@
 #include <apr_uri.h>
 #include <http_core.h>
 
+#include "jr_events.h"
 #include "jr_time.h"
 #include "jr_util.h"
 #include "mj_private.h"
@@ -217,11 +218,9 @@ static const char *check_redis_password_file(cmd_parms *cmd, const char *arg,
 /* host:port (port 1-65535) or the absolute path of a unix socket. */
 static const char *check_redis(cmd_parms *cmd, const char *arg, const char **value)
 {
-    const char *colon = strrchr(arg, ':');
-    long long port;
-    if (arg[0] == '/' ? strpbrk(arg, "\r\n") != NULL
-                      : (!colon || colon == arg || strpbrk(arg, "/ \r\n") ||
-                         jr_parse_int64(colon + 1, 1, 65535, &port) != 0)) {
+    const char *host, *sock;
+    int port;
+    if (jr_redis_address(cmd->pool, arg, &host, &port, &sock) != 0) {
         return apr_psprintf(cmd->pool, "JournalRedis: '%s' is not valid: use host:port (e.g. "
                                        "127.0.0.1:6379) or the absolute path of a unix socket",
                             arg);

@@ -12,10 +12,10 @@
 #include <apr_thread_proc.h>
 #include <hiredis/hiredis.h>
 
+#include "jr_events.h"
 #include "jr_util.h"
 #include "mj_private.h"
 
-#define CHANNEL "mod_journal:events"
 #define RETRY apr_time_from_sec(1)
 
 static struct {
@@ -35,32 +35,9 @@ static struct {
     void (*on_message)(void);
 } R;
 
-/* The password: the file's first line, trimmed. */
-static apr_status_t read_password(apr_pool_t *p, const char *path, const char **out)
-{
-    char buf[1024];
-    apr_size_t len = sizeof(buf) - 1;
-    apr_file_t *f;
-    apr_status_t rv = apr_file_open(&f, path, APR_FOPEN_READ, 0, p);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    rv = apr_file_read_full(f, buf, len, &len);
-    apr_file_close(f);
-    if (rv != APR_SUCCESS && rv != APR_EOF) {
-        return rv;
-    }
-    buf[len] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    *out = jr_trim(p, buf);
-    memset(buf, 0, sizeof(buf));
-    return **out ? APR_SUCCESS : APR_EINVAL;
-}
-
 int mj_redis_post_config(apr_pool_t *pconf, server_rec *s)
 {
     const jr_config_t *c = mj_conf(s);
-    const char *colon;
     apr_status_t rv;
 
     memset(&R, 0, sizeof(R));
@@ -68,16 +45,10 @@ int mj_redis_post_config(apr_pool_t *pconf, server_rec *s)
     if (!c->redis) {
         return OK;
     }
-    if (c->redis[0] == '/') {
-        R.sock = c->redis;
-    } else {
-        colon = strrchr(c->redis, ':');
-        R.host = apr_pstrmemdup(pconf, c->redis, (apr_size_t)(colon - c->redis));
-        R.port = atoi(colon + 1);
-    }
+    jr_redis_address(pconf, c->redis, &R.host, &R.port, &R.sock); /* checked when read */
     if (c->redis_password_file) {
         /* Read as root at startup: the file may be closed to the children's user. */
-        if ((rv = read_password(pconf, c->redis_password_file, &R.password)) != APR_SUCCESS) {
+        if ((rv = jr_read_secret(pconf, c->redis_password_file, &R.password)) != APR_SUCCESS) {
             MJ_LOG(JR09007, s, rv, "cannot read a password from JournalRedisPasswordFile %s",
                    c->redis_password_file);
             return !OK;
@@ -137,7 +108,7 @@ void mj_redis_publish(void)
     if (!R.pub && now >= R.pub_retry_at && !(R.pub = connect_redis())) {
         R.pub_retry_at = now + RETRY;
     }
-    if (R.pub && (!(reply = redisCommand(R.pub, "PUBLISH %s 1", CHANNEL)) ||
+    if (R.pub && (!(reply = redisCommand(R.pub, "PUBLISH %s 1", JR_EVENTS_CHANNEL)) ||
                   reply->type == REDIS_REPLY_ERROR)) {
         redisFree(R.pub);
         R.pub = NULL;
@@ -159,7 +130,8 @@ static int listen_once(void)
     if (!c) {
         return 0;
     }
-    if (!(reply = redisCommand(c, "SUBSCRIBE %s", CHANNEL)) || reply->type == REDIS_REPLY_ERROR) {
+    if (!(reply = redisCommand(c, "SUBSCRIBE %s", JR_EVENTS_CHANNEL)) ||
+        reply->type == REDIS_REPLY_ERROR) {
         if (reply) {
             freeReplyObject(reply);
         }
@@ -176,7 +148,7 @@ static int listen_once(void)
         return 1;
     }
     R.down_logged = 0;
-    MJ_LOG(JR09005, R.s, 0, "subscribed to Redis channel " CHANNEL);
+    MJ_LOG(JR09005, R.s, 0, "subscribed to Redis channel " JR_EVENTS_CHANNEL);
     R.on_message(); /* what was written while Redis was away */
     while (redisGetReply(c, (void **)&reply) == REDIS_OK && reply) {
         R.on_message();

@@ -180,16 +180,31 @@ static int readable_as_user(apr_pool_t *p, const char *path)
     return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 }
 
+static int is_executable(const char *path);
+
 int mj_worker_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
-    const char *key = mj_conf(s)->ai_key_file;
+    const jr_config_t *c = mj_conf(s);
+    const char *key = c->ai_key_file;
+    /* httpd reads the Redis password as root; the workers it runs read it as the User. */
+    const char *pw = c->redis && c->worker_supervised && is_executable(c->worker_path)
+                         ? c->redis_password_file
+                         : NULL;
     int err = key ? readable_as_user(ptemp, key) : 0;
     if (err) {
         MJ_LOG(JR00107, s, 0,
                "JournalAIKeyFile: '%s' cannot be read by the server's User "
                "(%s): make it readable by that user and by nobody else",
                key, strerror(err));
+        return !OK;
+    }
+    if (pw && (err = readable_as_user(ptemp, pw)) != 0) {
+        MJ_LOG(JR09052, s, 0,
+               "JournalRedisPasswordFile: '%s' cannot be read by the server's User (%s), "
+               "which journal-worker runs as (JournalWorker On): make it readable by that "
+               "user and by nobody else",
+               pw, strerror(err));
         return !OK;
     }
     return OK;
@@ -229,7 +244,8 @@ static const char *settings_text(apr_pool_t *p, server_rec *s)
     const dbd_cfg_t *db = mj_dbd_settings(s);
     const char *values[] = {db ? db->name : "", db ? db->params : "", c->data_dir,
                             runtime_dir(p), c->ai_endpoint, c->ai_model, c->ai_key_file,
-                            c->photo_ai_endpoint};
+                            c->photo_ai_endpoint, c->redis,
+                            c->redis ? c->redis_password_file : NULL};
     size_t i;
     for (i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
         if (values[i] && strpbrk(values[i], "\r\n")) {
@@ -249,7 +265,7 @@ static const char *settings_text(apr_pool_t *p, server_rec *s)
         apr_psprintf(p, "photo_ai_timeout_ms = %d\nphoto_upscale_timeout_ms = %d\n"
                         "photo_max_size = %" APR_INT64_T_FMT "\n",
                      c->photo_ai_timeout, c->photo_upscale_timeout, (apr_int64_t)c->upload_max),
-        NULL);
+        setting(p, "redis", values[8]), setting(p, "redis_password_file", values[9]), NULL);
 }
 
 /* Mode 0600, owned by the server's User, replaced in one rename. Returns 0 or an errno value

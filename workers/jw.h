@@ -27,6 +27,9 @@ typedef struct {
     long long photo_ai_timeout_ms;   /* a request with face restoration */
     long long photo_upscale_timeout_ms; /* a plain upscale */
     long long photo_max_size;        /* the largest result accepted (the upload cap) */
+    const char *redis;               /* NULL: no Redis, events wait for the notifiers' read */
+    const char *redis_password_file;
+    const char *redis_password; /* read from redis_password_file (never logged), or NULL */
 } jw_settings_t;
 
 #define JW_DEFAULT_AI_TIMEOUT 60
@@ -175,6 +178,19 @@ apr_status_t jw_wake_reattach(jw_wake_t *w);
 /* SQLite: the database's data version, which changes when another connection commits; -1
  * when unknown (PostgreSQL, no wake-up source, an error). */
 long long jw_wake_version(jw_wake_t *w);
+
+/* ---- jw_redis.c: announcing the worker's events ---------------------------------------- */
+
+typedef struct jw_redis jw_redis_t;
+
+/* The publisher of s's Redis, closed with p; NULL when no Redis is configured. Connects when
+ * first used. */
+jw_redis_t *jw_redis_open(apr_pool_t *p, const jw_settings_t *s);
+
+/* Publishes one wake-up on JR_EVENTS_CHANNEL (after commits that wrote events). Best effort:
+ * a Redis that is down or refuses is logged once per outage and tried again after a growing
+ * delay; the call never waits longer than one short connection attempt. r may be NULL. */
+void jw_redis_publish(jw_redis_t *r);
 
 /* ---- jw_loop.c: the event loop ----------------------------------------------------------- */
 

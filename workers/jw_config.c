@@ -9,6 +9,7 @@
 #include <apr_file_io.h>
 #include <apr_strings.h>
 
+#include "jr_events.h"
 #include "jr_util.h"
 #include "jw.h"
 
@@ -23,7 +24,7 @@ typedef struct {
 
 typedef struct {
     const char *db_driver, *db_params, *data_dir, *runtime_dir, *ai_endpoint, *ai_model,
-        *ai_key_file, *log_level, *photo_ai_endpoint;
+        *ai_key_file, *log_level, *photo_ai_endpoint, *redis, *redis_password_file;
     long long ai_timeout, ai_concurrency, photo_ai_timeout_ms, photo_upscale_timeout_ms,
         photo_max_size;
 } raw_t;
@@ -45,6 +46,8 @@ static const setting_t names[] = {
     {"photo_ai_timeout_ms", T_INT, OFF(photo_ai_timeout_ms), 1000, 3600000},
     {"photo_upscale_timeout_ms", T_INT, OFF(photo_upscale_timeout_ms), 1000, 3600000},
     {"photo_max_size", T_INT, OFF(photo_max_size), 1024, 4LL * 1024 * 1024 * 1024},
+    {"redis", T_TEXT, OFF(redis), 0, 0},
+    {"redis_password_file", T_TEXT, OFF(redis_password_file), 0, 0},
     {NULL, T_TEXT, 0, 0, 0},
 };
 
@@ -114,7 +117,8 @@ static const char *base_url(apr_pool_t *p, const char *url)
 /* Checks that involve the whole file; fills s. */
 static const char *resolve(apr_pool_t *p, const raw_t *raw, jw_settings_t *s)
 {
-    const char *ep = raw->ai_endpoint;
+    const char *ep = raw->ai_endpoint, *host, *sock;
+    int port;
     if (!raw->db_driver || (strcmp(raw->db_driver, "sqlite3") && strcmp(raw->db_driver, "pgsql"))) {
         return "db_driver is required: sqlite3 or pgsql";
     }
@@ -139,6 +143,11 @@ static const char *resolve(apr_pool_t *p, const raw_t *raw, jw_settings_t *s)
         !(s->photo_ai_endpoint = base_url(p, raw->photo_ai_endpoint))) {
         return "photo_ai_endpoint must be an http:// or https:// URL";
     }
+    if (raw->redis && jr_redis_address(p, raw->redis, &host, &port, &sock) != 0) {
+        return "redis must be host:port or the absolute path of a unix socket";
+    }
+    s->redis = raw->redis;
+    s->redis_password_file = raw->redis_password_file;
     s->photo_ai_timeout_ms = raw->photo_ai_timeout_ms;
     s->photo_upscale_timeout_ms = raw->photo_upscale_timeout_ms;
     s->photo_max_size = raw->photo_max_size;
@@ -245,7 +254,8 @@ const char *jw_read_key(apr_pool_t *p, const char *path, const char **key)
 const char *jw_settings_load(apr_pool_t *p, const char *path, jw_settings_t *s)
 {
     const char *err = NULL;
-    char *text = slurp(p, path, 65536, &err);
+    char *text = slurp(p, path, 65536, &err), msg[120];
+    apr_status_t rv;
     if (!text) {
         return err;
     }
@@ -254,6 +264,13 @@ const char *jw_settings_load(apr_pool_t *p, const char *path, jw_settings_t *s)
     }
     if (s->ai_key_file && (err = jw_read_key(p, s->ai_key_file, &s->ai_key)) != NULL) {
         return err;
+    }
+    if (s->redis && s->redis_password_file &&
+        (rv = jr_read_secret(p, s->redis_password_file, &s->redis_password)) != APR_SUCCESS) {
+        return rv == APR_EINVAL
+                   ? apr_psprintf(p, "the password file %s is empty", s->redis_password_file)
+                   : apr_psprintf(p, "cannot read %s: %s", s->redis_password_file,
+                                  apr_strerror(rv, msg, sizeof(msg)));
     }
     return NULL;
 }

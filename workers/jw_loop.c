@@ -44,6 +44,8 @@ struct jw {
     int db_errors; /* consecutive database failures (back-off) */
     int stopping;
     int finished_stopping; /* outcomes written since SIGTERM */
+    jw_redis_t *redis;     /* NULL: no Redis configured */
+    int announce;          /* steps since the last publish wrote events */
 };
 
 const jw_settings_t *jw_settings(const jw_t *w)
@@ -156,6 +158,23 @@ static void scratch(jw_t *w, jr_ctx_t *ctx, apr_pool_t **tmp)
     ctx->query = apr_table_make(*tmp, 1);
 }
 
+/* Ends a step begun with scratch. Its transactions are over (committed, or rolled back on
+ * an error): when it wrote events, the streams are told after the turn (announce). */
+static void scratch_end(jw_t *w, jr_ctx_t *ctx, apr_pool_t *tmp)
+{
+    w->announce |= ctx->events_written > 0;
+    apr_pool_destroy(tmp);
+}
+
+/* One publish for every step of a turn that wrote events: the notifiers read all of them. */
+static void announce(jw_t *w)
+{
+    if (w->announce) {
+        w->announce = 0;
+        jw_redis_publish(w->redis);
+    }
+}
+
 /* A database step failed: look again later, after checking the connection (PostgreSQL
  * resets a broken one; its statements and its LISTEN are then set up again). */
 static void db_failed(jw_t *w, const char *what)
@@ -261,7 +280,7 @@ static void look(jw_t *w)
     for (h = handlers; *h; ++h) {
         if (look_at(w, &ctx, *h, &next) < 0) {
             db_failed(w, "looking at the queue");
-            apr_pool_destroy(tmp);
+            scratch_end(w, &ctx, tmp);
             return;
         }
     }
@@ -269,7 +288,7 @@ static void look(jw_t *w)
     jw_wake_reattach(w->wake); /* a no-op unless the connection was reset */
     /* A time in text has whole seconds: look a little after it, not a little before. */
     w->check_at = next ? next + apr_time_from_msec(5) : 0;
-    apr_pool_destroy(tmp);
+    scratch_end(w, &ctx, tmp);
 }
 
 /* Transfers that ended: their outcome is decided now and written by settle_all. */
@@ -313,7 +332,7 @@ static void settle_all(jw_t *w)
         } else {
             ++failed;
         }
-        apr_pool_destroy(tmp);
+        scratch_end(w, &ctx, tmp);
     }
     if (failed) {
         db_failed(w, "writing a job's outcome");
@@ -357,7 +376,7 @@ static void renew(jw_t *w)
                 }
             }
         }
-        apr_pool_destroy(tmp);
+        scratch_end(w, &ctx, tmp);
     }
 }
 
@@ -374,7 +393,7 @@ static void safety_poll(jw_t *w)
         if ((*h)->capacity(w) > 0) {
             scratch(w, &ctx, &tmp);
             jr_jobs_reclaim_dead(&ctx, (*h)->queue, w->host, (long)getpid());
-            apr_pool_destroy(tmp);
+            scratch_end(w, &ctx, tmp);
         }
     }
 }
@@ -395,7 +414,7 @@ static void release_all(jw_t *w)
         } else {
             ++back;
         }
-        apr_pool_destroy(tmp);
+        scratch_end(w, &ctx, tmp);
         job_drop(w, w->jobs->nelts - 1);
     }
     if (w->finished_stopping + back > 0) {
@@ -510,6 +529,7 @@ static void turn(jw_t *w)
         renew(w);
     }
     if (w->stopping) {
+        announce(w);
         return;
     }
     if (w->poll_at <= now) {
@@ -521,6 +541,7 @@ static void turn(jw_t *w)
     if (w->check_at && w->check_at <= now) {
         look(w);
     }
+    announce(w);
 }
 
 static void loop(jw_t *w)
@@ -533,6 +554,7 @@ static void loop(jw_t *w)
         wait_once(w);
     }
     release_all(w);
+    announce(w);
 }
 
 /* Opens the database the module migrated (the worker never migrates). 0, or an exit status. */
@@ -577,6 +599,7 @@ static int setup(jw_t *w)
         return 1;
     }
     curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)w->set->ai_concurrency);
+    w->redis = jw_redis_open(w->pool, w->set);
     jw_wake_open(&w->wake, w->pool, w->db, w->set->db_params,
                  apr_pstrcat(w->pool, jr_queue_ai.channel, " ", jr_queue_photo_ai.channel, NULL));
     return 0;

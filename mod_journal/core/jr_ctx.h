@@ -92,6 +92,9 @@ typedef struct jr_ctx {
     struct jr_page *page; /* a list's page (jr_cursor.h): has_more, next_cursor */
     apr_array_header_t *hooks; /* run when the road's transaction ends (jr_road.h) */
     const char *allow;         /* no route for the method: the methods the path has */
+    /* Outbox rows written through this context (jr_event), committed or not: the caller
+     * that committed knows there is something to announce (journal-worker's Redis). */
+    int events_written;
 } jr_ctx_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);

@@ -1,16 +1,42 @@
 /* See jr_events.h. */
 #include <string.h>
 
+#include <apr_strings.h>
+
 #include "jr_events.h"
 #include "jr_log.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
+int jr_redis_address(apr_pool_t *p, const char *text, const char **host, int *port,
+                     const char **sock)
+{
+    const char *colon = strrchr(text, ':');
+    long long n;
+    *host = *sock = NULL;
+    *port = 0;
+    if (text[0] == '/') {
+        if (strpbrk(text, "\r\n")) {
+            return -1;
+        }
+        *sock = apr_pstrdup(p, text);
+        return 0;
+    }
+    if (!colon || colon == text || strpbrk(text, "/ \r\n") ||
+        jr_parse_int64(colon + 1, 1, 65535, &n) != 0) {
+        return -1;
+    }
+    *host = apr_pstrmemdup(p, text, (apr_size_t)(colon - text));
+    *port = (int)n;
+    return 0;
+}
+
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload)
 {
     apr_pool_t *p = ctx->pool;
+    ++ctx->events_written;
     return jr_db_exec(ctx->db, p, JR_Q_EVENT_INSERT, NULL,
                       JR_ARGS(type, jr_opt_i64(p, branch_id), entity_type,
                               jr_opt_i64(p, entity_id), payload, jr_now_iso(p)));

@@ -8,8 +8,19 @@
 #include "jr_ctx.h"
 #include "jr_settings.h"
 
-/* Writes one event row in the caller's transaction. payload: a serialised JSON object. The
- * only insert into the table: every event goes through here. */
+/* The Redis channel that carries event wake-ups (docs/events.md, "Redis"): httpd's children
+ * and journal-worker publish on it after a commit that wrote events; every child subscribes. */
+#define JR_EVENTS_CHANNEL "mod_journal:events"
+
+/* A Redis address as JournalRedis and the worker's redis setting give it: host:port (port 1 to
+ * 65535) or the absolute path of a unix socket. 0 with either *host and *port or *sock set
+ * (the other NULL), -1 when the text is neither. */
+int jr_redis_address(apr_pool_t *p, const char *text, const char **host, int *port,
+                     const char **sock);
+
+/* Writes one event row in the caller's transaction and counts it in ctx->events_written.
+ * payload: a serialised JSON object. The only insert into the table: every event goes through
+ * here. */
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload);
 

@@ -128,6 +128,9 @@
     X(JR09007, ERR)                                                                           \
     X(JR09008, ERR)                                                                           \
     X(JR09009, INFO)                                                                          \
+    X(JR09050, WARN)                                                                          \
+    X(JR09051, INFO)                                                                          \
+    X(JR09052, CRIT)                                                                          \
     /* /api/v1 sync: idempotency, cursors, conditional requests */                          \
     X(JR11000, ERR)                                                                           \
     X(JR11001, ERR)                                                                           \

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <apr_file_io.h>
 #include <apr_strings.h>
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
@@ -22,6 +23,27 @@ const char *jr_trim(apr_pool_t *p, const char *s)
         --end;
     }
     return apr_pstrmemdup(p, s, (apr_size_t)(end - s));
+}
+
+apr_status_t jr_read_secret(apr_pool_t *p, const char *path, const char **out)
+{
+    char buf[1024];
+    apr_size_t len = sizeof(buf) - 1;
+    apr_file_t *f;
+    apr_status_t rv = apr_file_open(&f, path, APR_FOPEN_READ, 0, p);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_file_read_full(f, buf, len, &len);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && rv != APR_EOF) {
+        return rv;
+    }
+    buf[len] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    *out = jr_trim(p, buf);
+    memset(buf, 0, sizeof(buf));
+    return **out ? APR_SUCCESS : APR_EINVAL;
 }
 
 char *jr_pvsprintf(apr_pool_t *p, const char *fmt, va_list ap)

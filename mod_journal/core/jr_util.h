@@ -11,6 +11,10 @@
 /* A copy of s without leading and trailing ASCII white space. */
 const char *jr_trim(apr_pool_t *p, const char *s);
 
+/* A secret kept in a file (a password): the file's first line, trimmed. APR_EINVAL when it
+ * is empty; the buffer it was read into is wiped. */
+apr_status_t jr_read_secret(apr_pool_t *p, const char *path, const char **out);
+
 /* printf-style formatting into pool memory with the C library's conversions (%lld, %zu).
  * apr_psprintf has its own conversion set and prints %lld literally. */
 char *jr_psprintf(apr_pool_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

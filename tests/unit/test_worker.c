@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <apr_strings.h>
 
@@ -148,6 +151,91 @@ START_TEST(key_file_read)
     ck_assert_ptr_null(strstr(err, "sk-a")); /* never the key itself */
     unlink(path);
     ck_assert_ptr_nonnull(strstr(jw_read_key(pool, "/nonexistent/key", &key), "cannot read"));
+}
+END_TEST
+
+START_TEST(settings_redis)
+{
+    jw_settings_t s;
+    const char *pw = key_file(" s3cret pass \nsecond\n"), *conf, *err;
+    ck_assert_ptr_null(
+        parse(BASE "redis = 127.0.0.1:6379\nredis_password_file = /etc/j/r\n", &s));
+    ck_assert_str_eq(s.redis, "127.0.0.1:6379");
+    ck_assert_str_eq(s.redis_password_file, "/etc/j/r");
+    ck_assert_ptr_null(s.redis_password); /* the parser never reads the file */
+    ck_assert_ptr_null(parse(BASE "redis = /run/redis/redis.sock\n", &s));
+    ck_assert_str_eq(s.redis, "/run/redis/redis.sock");
+    ck_assert_ptr_null(parse(BASE, &s));
+    ck_assert_ptr_null(s.redis);
+    refused(BASE "redis = localhost\n", "redis must be host:port or the absolute path");
+    refused(BASE "redis = host:0\n", "redis must be host:port");
+    refused(BASE "redis = host:70000\n", "redis must be host:port");
+    refused(BASE "redis = a b:1\n", "redis must be host:port");
+
+    /* loading reads the password: its first line, trimmed (spaces inside are kept) */
+    conf = key_file(apr_pstrcat(pool, BASE "redis = 127.0.0.1:1\nredis_password_file = ", pw,
+                                "\n", NULL));
+    ck_assert_ptr_null(jw_settings_load(pool, conf, &s));
+    ck_assert_str_eq(s.redis_password, "s3cret pass");
+    unlink(conf);
+    conf = key_file(BASE "redis = 127.0.0.1:1\nredis_password_file = /nonexistent/pw\n");
+    err = jw_settings_load(pool, conf, &s);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_ptr_nonnull(strstr(err, "cannot read /nonexistent/pw"));
+    unlink(conf);
+    unlink(pw);
+    pw = key_file("\n");
+    conf = key_file(apr_pstrcat(pool, BASE "redis = 127.0.0.1:1\nredis_password_file = ", pw,
+                                "\n", NULL));
+    ck_assert_ptr_nonnull(strstr(jw_settings_load(pool, conf, &s), "is empty"));
+    unlink(conf);
+    unlink(pw);
+}
+END_TEST
+
+/* A listening socket nobody answers on: a Redis that hangs. Its port in *port. */
+static int silent_server(int *port)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(fd, 16), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* A Redis that refuses or hangs costs one short attempt, then nothing until the back-off
+ * ends: the worker's loop is never held up by it. */
+START_TEST(redis_down_does_not_block)
+{
+    jw_settings_t s;
+    jw_redis_t *r;
+    apr_time_t t0;
+    int i, port, fd;
+    ck_assert_ptr_null(parse(BASE, &s));
+    ck_assert_ptr_null(jw_redis_open(pool, &s)); /* not configured */
+    jw_redis_publish(NULL);
+    ck_assert_ptr_null(parse(BASE "redis = 127.0.0.1:1\n", &s));
+    r = jw_redis_open(pool, &s);
+    ck_assert_ptr_nonnull(r);
+    for (i = 0; i < 100; ++i) {
+        jw_redis_publish(r);
+    }
+    fd = silent_server(&port);
+    ck_assert_ptr_null(parse(apr_psprintf(pool, BASE "redis = 127.0.0.1:%d\n", port), &s));
+    r = jw_redis_open(pool, &s);
+    t0 = apr_time_now();
+    for (i = 0; i < 20; ++i) {
+        jw_redis_publish(r); /* the first waits for its answer's timeout (200 ms) */
+    }
+    ck_assert_int_lt(apr_time_now() - t0, apr_time_from_msec(1500));
+    close(fd);
 }
 END_TEST
 
@@ -315,6 +403,8 @@ Suite *suite_worker(void)
     tcase_add_test(tc, settings_refused);
     tcase_add_test(tc, settings_photo);
     tcase_add_test(tc, key_file_read);
+    tcase_add_test(tc, settings_redis);
+    tcase_add_test(tc, redis_down_does_not_block);
     tcase_add_test(tc, request_body);
     tcase_add_test(tc, answers_valid);
     tcase_add_test(tc, answers_invalid);
