@@ -4,6 +4,7 @@
 #   make bench  - benchmarks
 #   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
 #   make bench-sse - event streams: 2,000 streams' memory, commit-to-client latency
+#   make bench-search - search at 200,000 entries: plain list, a match, no match, vs static
 #   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 #   make install - make build, then install it (DESTDIR, and the options given to configure by
@@ -16,7 +17,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker bench-sse fuzz deps clean distclean \
+.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-search fuzz deps clean distclean \
 	install deb check-package
 
 all: build
@@ -44,6 +45,9 @@ bench-worker: build
 
 bench-sse: build
 	@/usr/bin/python3 bench/bench_sse.py
+
+bench-search: build
+	@/usr/bin/python3 bench/bench_search.py
 
 fuzz:
 	@sh scripts/deps.sh fuzz

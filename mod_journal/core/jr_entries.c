@@ -217,12 +217,13 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group, branch, module, student;
     const char *g, *b, *m, *s, *name = apr_table_get(ctx->query, "student");
-    const char *q = apr_table_get(ctx->query, "search"), *pat = NULL, *from, *to;
+    const char *q = apr_table_get(ctx->query, "search"), *from, *to;
     const char *scope = ctx->who.branch_json;
     jr_rows_t *count;
     jr_jw_t w;
     jr_page_t pg;
     entry_stream_t es = {&w, {0}, 0, &pg, p};
+    jr_search_t sr = {NULL, NULL, 0};
     int plain;
 
     if (jr_sync_wanted(ctx)) {
@@ -246,15 +247,17 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     /* lower() on both sides: each database folds case the same way for both. */
     name = name && *name ? jr_trim(p, name) : NULL;
     if (q && *q) {
-        pat = jr_like_pattern(p, jr_trim(p, q));
+        jr_search_term(p, jr_trim(p, q), &sr);
     }
-#define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
+#define ENTRY_ARGS                                                                                 \
+    g, g, b, b, m, m, s, s, name, name, from, from, to, to, sr.first, sr.like, sr.like, scope, scope
 #define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, offset)
     /* The hot path (no filter) counts from entry_counts. */
-    plain = !g && !b && !m && !s && !name && !from && !to && !pat;
+    plain = !g && !b && !m && !s && !name && !from && !to && !sr.like;
     if ((plain ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count, JR_ARGS(scope, scope))
-               : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count, JR_ARGS(ENTRY_ARGS))) !=
-        APR_SUCCESS) {
+               : jr_db_select(ctx->db, p,
+                              sr.indexed ? JR_Q_ENTRIES_SEARCH_COUNT : JR_Q_ENTRIES_COUNT,
+                              &count, JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
@@ -262,8 +265,9 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
     if ((plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
                                    JR_ARGS(scope, scope, PAGE_ARGS))
-               : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
-                                   JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
+               : jr_db_select_each(ctx->db, p,
+                                   sr.indexed ? JR_Q_ENTRIES_SEARCH : JR_Q_ENTRIES_LIST,
+                                   stream_entry, &es, JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
         APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
