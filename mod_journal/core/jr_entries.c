@@ -263,6 +263,10 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     /* Rows go from the statement straight into the writer, and from there to the client. */
     jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
     jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
+    /* Nothing matches: no page to read (a search for nothing costs one index lookup). */
+    if (jr_rows_int(count, 0, "n", 0) == 0) {
+        return jr_jw_list_end(ctx, &w, res, 0, limit, offset);
+    }
     if ((plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
                                    JR_ARGS(scope, scope, PAGE_ARGS))
                : jr_db_select_each(ctx->db, p,

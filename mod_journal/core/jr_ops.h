@@ -173,7 +173,8 @@ const char *jr_like_pattern(apr_pool_t *p, const char *term);
  * rows with (the documented meaning). indexed: the term has JR_SEARCH_MIN_CHARS characters or
  * more and is valid UTF-8, so the trigram index can give the candidates (the *_SEARCH
  * statements); shorter terms scan (the *_LIST statements). first: the first argument of the
- * search filter, the full-text phrase when indexed, the pattern when not. */
+ * search filter, the full-text query when indexed (trigrams of the term, a superset), the
+ * pattern when not. */
 #define JR_SEARCH_MIN_CHARS 3
 typedef struct {
     const char *like, *first;

@@ -1007,15 +1007,27 @@ static TCase *db_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_
 START_TEST(search_term_chooses_the_index_by_characters)
 {
     jr_search_t sr;
-    /* Three characters and more: the full-text phrase, quotes doubled, nothing else escaped. */
+    /* Three characters and more: every third trigram and the last, quoted (quotes doubled,
+     * nothing else escaped), all required. */
     jr_search_term(pool, "abc", &sr);
     ck_assert_int_eq(sr.indexed, 1);
     ck_assert_str_eq(sr.first, "\"abc\"");
     ck_assert_str_eq(sr.like, "%abc%");
+    jr_search_term(pool, "abcdef", &sr);
+    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\"");
+    jr_search_term(pool, "Amara Okafor", &sr);
+    ck_assert_str_eq(sr.first, "\"Ama\" AND \"ra \" AND \"Oka\" AND \"for\"");
+    jr_search_term(pool, "abcdefg", &sr); /* the last window overlaps the one before */
+    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\" AND \"efg\"");
     jr_search_term(pool, "a\"b%_\\", &sr);
     ck_assert_int_eq(sr.indexed, 1);
-    ck_assert_str_eq(sr.first, "\"a\"\"b%_\\\"");
+    ck_assert_str_eq(sr.first, "\"a\"\"b\" AND \"%_\\\"");
     ck_assert_str_eq(sr.like, "%a\"b\\%\\_\\\\%");
+    jr_search_term(pool, "\"\"\"\"", &sr); /* only quotes: 4 characters, 2 windows */
+    ck_assert_str_eq(sr.first, "\"\"\"\"\"\"\"\" AND \"\"\"\"\"\"\"\"");
+    /* Windows are characters: "äöüß" (8 bytes) is "äöü" and "öüß". */
+    jr_search_term(pool, "\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f", &sr);
+    ck_assert_str_eq(sr.first, "\"\xc3\xa4\xc3\xb6\xc3\xbc\" AND \"\xc3\xb6\xc3\xbc\xc3\x9f\"");
     /* Characters, not bytes: two letters of two bytes each stay a scan; three are indexed. */
     jr_search_term(pool, "\xc3\xa4\xc3\xb6", &sr);
     ck_assert_int_eq(sr.indexed, 0);
