@@ -212,64 +212,78 @@ static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 
 static const jr_sync_def_t entries_sync = {"entries", "entry", JR_Q_ENTRIES_SYNC, sync_write};
 
+/* The filters of the entry list, as its statements take them (NULL: none): group, branch,
+ * module, student id, student name, from, to. Non-zero (the answer in res) when one is bad. */
+static int entry_filters(jr_ctx_t *ctx, jr_result_t *res, const char **f)
+{
+    static const char *const ids[] = {"group_id", "branch_id", "module_id", "student_id"};
+    const char *name = apr_table_get(ctx->query, "student");
+    long long id;
+    int i;
+    for (i = 0; i < 4; ++i) {
+        if ((id = jr_query_id(ctx, res, ids[i])) < 0) {
+            return 1;
+        }
+        f[i] = id ? jr_i64(ctx->pool, id) : NULL;
+    }
+    /* lower() on both sides: each database folds case the same way for both. */
+    f[4] = name && *name ? jr_trim(ctx->pool, name) : NULL;
+    return date_bound(ctx, res, "date_from", 0, &f[5]) != 0 ||
+           date_bound(ctx, res, "date_to", 1, &f[6]) != 0;
+}
+
 int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long limit, offset, group, branch, module, student;
-    const char *g, *b, *m, *s, *name = apr_table_get(ctx->query, "student");
-    const char *q = apr_table_get(ctx->query, "search"), *pat = NULL, *from, *to;
+    const char *f[7], *q = apr_table_get(ctx->query, "search");
     const char *scope = ctx->who.branch_json;
+    long long total;
     jr_rows_t *count;
     jr_jw_t w;
     jr_page_t pg;
     entry_stream_t es = {&w, {0}, 0, &pg, p};
+    jr_search_t sr = {NULL, NULL, 0};
     int plain;
 
     if (jr_sync_wanted(ctx)) {
         return jr_sync_list(ctx, res, &entries_sync);
     }
-    if ((group = jr_query_id(ctx, res, "group_id")) < 0 ||
-        (branch = jr_query_id(ctx, res, "branch_id")) < 0 ||
-        (module = jr_query_id(ctx, res, "module_id")) < 0 ||
-        (student = jr_query_id(ctx, res, "student_id")) < 0 ||
-        date_bound(ctx, res, "date_from", 0, &from) != 0 ||
-        date_bound(ctx, res, "date_to", 1, &to) != 0 ||
+    if (entry_filters(ctx, res, f) != 0 ||
         jr_page_begin(ctx, res, "entries", 1, JR_LIMIT_DEFAULT, &pg) != 0) {
         return res->status;
     }
-    limit = pg.limit;
-    offset = pg.offset;
-    g = group ? jr_i64(p, group) : NULL;
-    b = branch ? jr_i64(p, branch) : NULL;
-    m = module ? jr_i64(p, module) : NULL;
-    s = student ? jr_i64(p, student) : NULL;
-    /* lower() on both sides: each database folds case the same way for both. */
-    name = name && *name ? jr_trim(p, name) : NULL;
     if (q && *q) {
-        pat = jr_like_pattern(p, jr_trim(p, q));
+        jr_search_term(p, jr_trim(p, q), &sr);
     }
-#define ENTRY_ARGS g, g, b, b, m, m, s, s, name, name, from, from, to, to, pat, pat, pat, scope, scope
-#define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, offset)
+#define ENTRY_ARGS                                                                                 \
+    f[0], f[0], f[1], f[1], f[2], f[2], f[3], f[3], f[4], f[4], f[5], f[5], f[6], f[6], sr.first,  \
+        sr.like, sr.like, scope, scope
+#define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, pg.offset)
     /* The hot path (no filter) counts from entry_counts. */
-    plain = !g && !b && !m && !s && !name && !from && !to && !pat;
+    plain = !f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !f[5] && !f[6] && !sr.like;
     if ((plain ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count, JR_ARGS(scope, scope))
-               : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count, JR_ARGS(ENTRY_ARGS))) !=
-        APR_SUCCESS) {
+               : jr_db_select(ctx->db, p,
+                              sr.indexed ? JR_Q_ENTRIES_SEARCH_COUNT : JR_Q_ENTRIES_COUNT,
+                              &count, JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
-    jr_jw_init(&w, p, 512 * (size_t)(limit + 1));
-    jr_jw_list_begin(ctx, &w, res, jr_rows_int(count, 0, "n", 0));
-    if ((plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
+    total = jr_rows_int(count, 0, "n", 0);
+    jr_jw_init(&w, p, 512 * (size_t)(pg.limit + 1));
+    jr_jw_list_begin(ctx, &w, res, total);
+    /* Nothing matches: no page to read (a search for nothing costs one index lookup). */
+    if (total > 0 &&
+        (plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
                                    JR_ARGS(scope, scope, PAGE_ARGS))
-               : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
-                                   JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
-        APR_SUCCESS) {
+               : jr_db_select_each(ctx->db, p,
+                                   sr.indexed ? JR_Q_ENTRIES_SEARCH : JR_Q_ENTRIES_LIST,
+                                   stream_entry, &es, JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
+            APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
 #undef ENTRY_ARGS
 #undef PAGE_ARGS
-    return jr_jw_list_end(ctx, &w, res, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_jw_list_end(ctx, &w, res, total, pg.limit, pg.offset);
 }
 
 int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -9,8 +9,8 @@
     " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"         \
     " e.ai_checked_at, e.ai_error"
 #define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
-/* Filters: group, branch, module, student id, student name, from, to, search (x2). */
-#define ENTRY_FILTER(LIKE)                                                                         \
+/* Filters: group, branch, module, student id, student name, from, to. */
+#define ENTRY_WHERE                                                                                \
     " WHERE e.deleted_at IS NULL"                                                                  \
     " AND (CAST(%s AS BIGINT) IS NULL OR e.group_id = CAST(%s AS BIGINT))"                         \
     " AND (CAST(%s AS BIGINT) IS NULL OR e.branch_id = CAST(%s AS BIGINT))"                        \
@@ -18,14 +18,31 @@
     " AND (CAST(%s AS BIGINT) IS NULL OR e.student_id = CAST(%s AS BIGINT))"                       \
     " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = lower(%s))"                         \
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                        \
-    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"                                         \
-    " AND (CAST(%s AS TEXT) IS NULL OR e.student_name " LIKE " %s ESCAPE '\\'"                     \
-    " OR e.description " LIKE " %s ESCAPE '\\') AND "
+    " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"
+#define ENTRY_LIKE(LIKE)                                                                           \
+    "(e.student_name " LIKE " %s ESCAPE '\\' OR e.description " LIKE " %s ESCAPE '\\')"
+/* ... and the search, optional (a term too short for the index, or none: a scan). */
+#define ENTRY_FILTER(LIKE)                                                                         \
+    ENTRY_WHERE " AND (CAST(%s AS TEXT) IS NULL OR " ENTRY_LIKE(LIKE) ") AND "
+/* The indexed search (jr_search_term()) takes the same arguments, the first search argument
+ * being the full-text phrase. SQLite: the trigram index gives the candidates, newest first,
+ * and LIKE keeps exactly today's matches (the index folds more than ASCII). PostgreSQL: the
+ * ILIKE itself is served by the trigram indexes; it must not sit behind "$n IS NULL OR", which
+ * a generic plan could not use an index for. The position and the order on e.id + 0 keep the
+ * planner from walking the primary key backwards and filtering every row (all of them when
+ * nothing matches): the matches come from the trigram indexes and are sorted. */
+#define ENTRY_FTS_FROM                                                                             \
+    " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"                           \
+    " LEFT JOIN modules m ON m.id = e.module_id"
+#define ENTRY_SEARCH_SQLITE ENTRY_WHERE " AND entries_fts MATCH %s AND " ENTRY_LIKE("LIKE") " AND "
+#define ENTRY_SEARCH_PG                                                                            \
+    ENTRY_WHERE " AND CAST(%s AS TEXT) IS NOT NULL AND " ENTRY_LIKE("ILIKE") " AND "
 /* The cursor's position (the last id seen; none on a first page), then the page. A plain range
  * on the id, so the index walk starts at the position instead of filtering from the top. */
-#define ENTRY_PAGE                                                                                 \
-    " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
-    " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+#define ENTRY_PAGE_BY(ID, KEY)                                                                     \
+    " AND " ID " < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                              \
+    " ORDER BY " KEY " DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+#define ENTRY_PAGE ENTRY_PAGE_BY("e.id", "e.id")
 
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
@@ -41,6 +58,15 @@
     X(ENTRIES_COUNT,                                                                               \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),   \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id"))      \
+    X(ENTRIES_SEARCH,                                                                              \
+      "SELECT " ENTRY_COLS ENTRY_FTS_FROM ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id")        \
+          ENTRY_PAGE_BY("entries_fts.rowid", "entries_fts.rowid"),                                 \
+      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_SEARCH_PG JR_SCOPE_PG("e.branch_id")                   \
+          ENTRY_PAGE_BY("e.id + 0", "e.id + 0"))                                                   \
+    X(ENTRIES_SEARCH_COUNT,                                                                        \
+      "SELECT COUNT(*) AS n FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"     \
+          ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),                                      \
+      "SELECT COUNT(*) AS n FROM entries e" ENTRY_SEARCH_PG JR_SCOPE_PG("e.branch_id"))            \
     X(ENTRIES_SYNC,                                                                                \
       JR_SCOPED("SELECT " ENTRY_COLS                                                               \
                 ", e.updated_at AS sync_at, e.deleted_at AS sync_deleted_at" ENTRY_FROM " WHERE ", \

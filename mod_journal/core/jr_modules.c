@@ -85,8 +85,9 @@ static const jr_sync_def_t modules_sync = {"modules", "module", JR_Q_MODULES_SYN
 int jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *q = apr_table_get(ctx->query, "search"), *pat = NULL;
+    const char *q = apr_table_get(ctx->query, "search");
     static const char *const keys[] = {"name", "id"};
+    jr_search_t sr = {NULL, NULL, 0};
     const char *k0, *k1;
     jr_rows_t *rows, *count;
     jr_page_t pg;
@@ -99,15 +100,15 @@ int jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return res->status;
     }
     if (q && *q) {
-        pat = jr_like_pattern(p, jr_trim(p, q));
+        jr_search_term(p, jr_trim(p, q), &sr);
     }
     k0 = jr_page_key(&pg, 0);
     k1 = jr_page_key(&pg, 1);
-    if (jr_db_select(ctx->db, p, JR_Q_MODULES_LIST, &rows,
-                     JR_ARGS(pat, pat, pat, k0, k0, k0, k1, jr_page_fetch(p, &pg),
+    if (jr_db_select(ctx->db, p, sr.indexed ? JR_Q_MODULES_SEARCH : JR_Q_MODULES_LIST, &rows,
+                     JR_ARGS(sr.first, sr.like, sr.like, k0, k0, k0, k1, jr_page_fetch(p, &pg),
                              jr_i64(p, pg.offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, JR_Q_MODULES_COUNT, &count, JR_ARGS(pat, pat, pat)) !=
-            APR_SUCCESS) {
+        jr_db_select(ctx->db, p, sr.indexed ? JR_Q_MODULES_SEARCH_COUNT : JR_Q_MODULES_COUNT,
+                     &count, JR_ARGS(sr.first, sr.like, sr.like)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));

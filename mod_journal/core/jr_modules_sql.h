@@ -7,12 +7,21 @@
     "m.id, m.name, m.lessons_count, m.description, m.created_at, m.updated_at,"                    \
     " (SELECT COUNT(*) FROM entries e WHERE e.module_id = m.id AND e.deleted_at IS NULL)"          \
     " AS entries_count"
+#define MODULE_LIKE(LIKE)                                                                          \
+    "(m.name " LIKE " %s ESCAPE '\\' OR m.description " LIKE " %s ESCAPE '\\')"
 #define MODULE_FILTER_SQLITE                                                                       \
     " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR"                  \
-    " m.name LIKE %s ESCAPE '\\' OR m.description LIKE %s ESCAPE '\\')"
+    " " MODULE_LIKE("LIKE") ")"
 #define MODULE_FILTER_PG                                                                           \
     " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR"                  \
-    " m.name ILIKE %s ESCAPE '\\' OR m.description ILIKE %s ESCAPE '\\')"
+    " " MODULE_LIKE("ILIKE") ")"
+/* The indexed search, with the same arguments (see ENTRY_SEARCH_SQLITE in jr_entries_sql.h). */
+#define MODULE_SEARCH_SQLITE                                                                       \
+    " FROM modules_fts CROSS JOIN modules m ON m.id = modules_fts.rowid"                           \
+    " WHERE m.deleted_at IS NULL AND modules_fts MATCH %s AND " MODULE_LIKE("LIKE")
+#define MODULE_SEARCH_PG                                                                           \
+    " FROM modules m WHERE m.deleted_at IS NULL AND CAST(%s AS TEXT) IS NOT NULL AND "             \
+    MODULE_LIKE("ILIKE")
 /* The cursor's position (name, id), then the page. */
 #define MODULE_PAGE                                                                                \
     " AND (CAST(%s AS TEXT) IS NULL OR m.name > %s OR (m.name = %s"                                \
@@ -22,6 +31,10 @@
 #define JR_MODULES_STMTS(X)                                                                        \
     X(MODULES_LIST, "SELECT " MODULE_COLS MODULE_FILTER_SQLITE MODULE_PAGE,                        \
       "SELECT " MODULE_COLS MODULE_FILTER_PG MODULE_PAGE)                                          \
+    X(MODULES_SEARCH, "SELECT " MODULE_COLS MODULE_SEARCH_SQLITE MODULE_PAGE,                      \
+      "SELECT " MODULE_COLS MODULE_SEARCH_PG MODULE_PAGE)                                          \
+    X(MODULES_SEARCH_COUNT, "SELECT COUNT(*) AS n" MODULE_SEARCH_SQLITE,                           \
+      "SELECT COUNT(*) AS n" MODULE_SEARCH_PG)                                                     \
     X(MODULES_SYNC,                                                                                \
       "SELECT " MODULE_COLS                                                                        \
       ", m.updated_at AS sync_at, m.deleted_at AS sync_deleted_at" /* Modules belong to no branch: \

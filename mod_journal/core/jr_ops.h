@@ -189,6 +189,19 @@ const char *jr_student_key(apr_pool_t *p, const char *name);
 /* A LIKE pattern (with ESCAPE '\\') that finds term anywhere; its wildcards match themselves. */
 const char *jr_like_pattern(apr_pool_t *p, const char *term);
 
+/* A search term as the list statements take it. like: the LIKE pattern every search checks its
+ * rows with (the documented meaning). indexed: the term has JR_SEARCH_MIN_CHARS characters or
+ * more and is valid UTF-8, so the trigram index can give the candidates (the *_SEARCH
+ * statements); shorter terms scan (the *_LIST statements). first: the first argument of the
+ * search filter, the full-text query when indexed (trigrams of the term, a superset), the
+ * pattern when not. */
+#define JR_SEARCH_MIN_CHARS 3
+typedef struct {
+    const char *like, *first;
+    int indexed;
+} jr_search_t;
+void jr_search_term(apr_pool_t *p, const char *term, jr_search_t *s);
+
 /* An API key's record (never the secret). NULL when absent. */
 json_t *jr_key_load(jr_ctx_t *ctx, long long id);
 

@@ -53,6 +53,84 @@ const char *jr_like_pattern(apr_pool_t *p, const char *term)
     return out;
 }
 
+/* The number of characters of s, or -1 when it is not valid UTF-8 (the index's tokenizer and
+ * LIKE could then disagree on what a character is). */
+static long utf8_chars(const unsigned char *s)
+{
+    long n = 0;
+    int more = 0;
+    unsigned min = 0, cp = 0;
+    for (; *s; ++s) {
+        if (more > 0) {
+            if ((*s & 0xC0) != 0x80) {
+                return -1;
+            }
+            cp = (cp << 6) | (*s & 0x3F);
+            if (--more == 0 && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) {
+                return -1;
+            }
+            continue;
+        }
+        ++n;
+        if (*s < 0x80) {
+            continue;
+        }
+        more = *s >= 0xF0 ? 3 : *s >= 0xE0 ? 2 : *s >= 0xC0 ? 1 : -1;
+        if (more < 0 || *s > 0xF4) {
+            return -1;
+        }
+        min = more == 3 ? 0x10000 : more == 2 ? 0x800 : 0x80;
+        cp = *s & (0x3F >> more);
+    }
+    return more == 0 ? n : -1;
+}
+
+/* The full-text query for a term of n >= 3 characters: every third 3-character window and the
+ * last one, each a quoted string (one trigram; its own '"' doubled), joined by AND. A row that
+ * contains the term contains each window, so the query finds a superset of the matches, which
+ * the statements' LIKE narrows to the exact ones. A third of the trigrams reads a third of the
+ * doclists that the whole phrase would. */
+static const char *fts_query(apr_pool_t *p, const char *term, long n)
+{
+    size_t *at = apr_palloc(p, (size_t)(n + 1) * sizeof(*at)), len = strlen(term), b;
+    char *out = apr_palloc(p, (size_t)(n / 3 + 2) * 36 + 1), *o = out;
+    long i = 0, k = 0;
+    for (b = 0; b < len; ++b) {
+        if (((unsigned char)term[b] & 0xC0) != 0x80) {
+            at[k++] = b;
+        }
+    }
+    at[n] = len;
+    for (;;) {
+        if (o != out) {
+            memcpy(o, " AND ", 5);
+            o += 5;
+        }
+        *o++ = '"';
+        for (b = at[i]; b < at[i + 3]; ++b) {
+            if (term[b] == '"') {
+                *o++ = '"';
+            }
+            *o++ = term[b];
+        }
+        *o++ = '"';
+        if (i == n - 3) {
+            break;
+        }
+        i = i + 3 > n - 3 ? n - 3 : i + 3;
+    }
+    *o = '\0';
+    return out;
+}
+
+void jr_search_term(apr_pool_t *p, const char *term, jr_search_t *s)
+{
+    long n = utf8_chars((const unsigned char *)term);
+    s->like = jr_like_pattern(p, term);
+    s->indexed = n >= JR_SEARCH_MIN_CHARS;
+    s->first = s->indexed ? fts_query(p, term, n) : s->like;
+}
+
 static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
     jr_jw_obj(w);
@@ -94,8 +172,9 @@ int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long limit, offset, group = jr_query_id(ctx, res, "group_id"), branch;
-    const char *g, *b, *q = apr_table_get(ctx->query, "search"), *pat = NULL;
+    const char *g, *b, *q = apr_table_get(ctx->query, "search");
     const char *scope = ctx->who.branch_json, *k0, *k1;
+    jr_search_t sr = {NULL, NULL, 0};
     static const char *const keys[] = {"name_key", "id"};
     jr_rows_t *rows, *count;
     jr_page_t pg;
@@ -116,13 +195,13 @@ int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     if (q && *q) {
-        pat = jr_like_pattern(p, jr_student_key(p, q));
+        jr_search_term(p, jr_student_key(p, q), &sr);
     }
-    if (jr_db_select(ctx->db, p, JR_Q_STUDENTS_LIST, &rows,
-                     JR_ARGS(g, g, b, b, pat, pat, scope, scope, k0, k0, k0, k1,
+    if (jr_db_select(ctx->db, p, sr.indexed ? JR_Q_STUDENTS_SEARCH : JR_Q_STUDENTS_LIST, &rows,
+                     JR_ARGS(g, g, b, b, sr.first, sr.like, scope, scope, k0, k0, k0, k1,
                              jr_page_fetch(p, &pg), jr_i64(p, offset))) != APR_SUCCESS ||
-        jr_db_select(ctx->db, p, JR_Q_STUDENTS_COUNT, &count,
-                     JR_ARGS(g, g, b, b, pat, pat, scope, scope)) != APR_SUCCESS) {
+        jr_db_select(ctx->db, p, sr.indexed ? JR_Q_STUDENTS_SEARCH_COUNT : JR_Q_STUDENTS_COUNT,
+                     &count, JR_ARGS(g, g, b, b, sr.first, sr.like, scope, scope)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     jr_jw_init(&w, p, 256 * (size_t)(rows->nrows + 1));

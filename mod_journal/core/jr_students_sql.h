@@ -5,19 +5,38 @@
 
 #define STUDENT_COLS                                                                               \
     "s.id, s.name, s.group_id, g.branch_id, s.notes, s.created_at, s.updated_at, s.created_by"
-#define STUDENT_FILTER                                                                             \
-    " FROM students s JOIN study_groups g ON g.id = s.group_id"                                    \
+#define STUDENT_WHERE                                                                              \
     " WHERE g.deleted_at IS NULL"                                                                  \
     " AND (CAST(%s AS BIGINT) IS NULL OR s.group_id = CAST(%s AS BIGINT))"                         \
-    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT))"                        \
+    " AND (CAST(%s AS BIGINT) IS NULL OR g.branch_id = CAST(%s AS BIGINT))"
+#define STUDENT_JOIN_GROUP " JOIN study_groups g ON g.id = s.group_id"
+#define STUDENT_FILTER                                                                             \
+    " FROM students s" STUDENT_JOIN_GROUP STUDENT_WHERE                                            \
     " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE %s ESCAPE '\\') AND "
+/* The indexed search, with the same arguments (the first search argument is the full-text
+ * phrase; see ENTRY_SEARCH_SQLITE in jr_entries_sql.h). */
+#define STUDENT_SEARCH_SQLITE                                                                      \
+    " FROM students_fts CROSS JOIN students s ON s.id = students_fts.rowid" STUDENT_JOIN_GROUP     \
+    STUDENT_WHERE " AND students_fts MATCH %s AND s.name_key LIKE %s ESCAPE '\\' AND "
+#define STUDENT_SEARCH_PG                                                                          \
+    " FROM students s" STUDENT_JOIN_GROUP STUDENT_WHERE                                            \
+    " AND CAST(%s AS TEXT) IS NOT NULL AND s.name_key LIKE %s ESCAPE '\\' AND "
+#define STUDENT_PAGE                                                                               \
+    " AND (CAST(%s AS TEXT) IS NULL OR s.name_key > %s"                                            \
+    " OR (s.name_key = %s AND s.id > CAST(%s AS BIGINT)))"                                         \
+    " ORDER BY s.name_key, s.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
 
 #define JR_STUDENTS_STMTS(X)                                                                       \
     X(STUDENTS_LIST,                                                                               \
-      JR_SCOPED("SELECT " STUDENT_COLS ", s.name_key" STUDENT_FILTER, "g.branch_id",               \
-                " AND (CAST(%s AS TEXT) IS NULL OR s.name_key > %s"                                \
-                " OR (s.name_key = %s AND s.id > CAST(%s AS BIGINT)))"                             \
-                " ORDER BY s.name_key, s.id LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"))  \
+      JR_SCOPED("SELECT " STUDENT_COLS ", s.name_key" STUDENT_FILTER, "g.branch_id", STUDENT_PAGE)) \
+    X(STUDENTS_SEARCH,                                                                             \
+      "SELECT " STUDENT_COLS ", s.name_key" STUDENT_SEARCH_SQLITE JR_SCOPE_SQLITE("g.branch_id")   \
+          STUDENT_PAGE,                                                                            \
+      "SELECT " STUDENT_COLS ", s.name_key" STUDENT_SEARCH_PG JR_SCOPE_PG("g.branch_id")           \
+          STUDENT_PAGE)                                                                            \
+    X(STUDENTS_SEARCH_COUNT,                                                                       \
+      "SELECT COUNT(*) AS n" STUDENT_SEARCH_SQLITE JR_SCOPE_SQLITE("g.branch_id"),                 \
+      "SELECT COUNT(*) AS n" STUDENT_SEARCH_PG JR_SCOPE_PG("g.branch_id"))                         \
     /* A student changes with its group too: moved to another branch, or to the trash (then        \
      * the student is gone from the list, a tombstone for a sync). */                              \
     X(STUDENTS_SYNC,                                                                               \
