@@ -4,7 +4,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 bad=$(grep -lE '#[[:space:]]*include[[:space:]]*[<"](httpd|http_[a-z_]+|ap_[a-z_]+|util_[a-z_]+|mod_[a-z_]+|unixd|mpm_common)\.h' \
-      "$top"/mod_journal/core/*.[ch] "$top"/workers/*.[ch] 2>/dev/null || true)
+      "$top"/mod_journal/core/*.[ch] "$top"/mod_journal/core/ops/*.[ch] "$top"/workers/*.[ch] 2>/dev/null || true)
 if [ -n "$bad" ]; then
     echo "layering: these core or worker files include httpd headers:" >&2
     echo "$bad" >&2

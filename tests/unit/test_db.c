@@ -19,6 +19,7 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 #include "ops_fixture.h" /* fx_dir_*: the directory of the test databases */
+#include "jr_keys_admin.h"
 
 static apr_pool_t *pool;
 static jr_db_t *db;
