@@ -13,16 +13,19 @@ import sys
 
 MAX_LINES = 60
 CORE = "mod_journal/core"
-PRODUCTION = ["mod_journal/*.c", "mod_journal/core/*.c", "tools/*.c", "workers/*.c"]
+CORE_DIRS = [CORE, f"{CORE}/ops"]
+PRODUCTION = ["mod_journal/*.c", "mod_journal/core/*.c", "mod_journal/core/ops/*.c", "tools/*.c",
+              "workers/*.c"]
 
 
 def include_graph():
     graph = {}
-    for path in glob.glob(f"{CORE}/*.[ch]"):
+    headers = {os.path.basename(h) for d in CORE_DIRS for h in glob.glob(f"{d}/*.h")}
+    for path in (p for d in CORE_DIRS for p in glob.glob(f"{d}/*.[ch]")):
         node = os.path.basename(path).rsplit(".", 1)[0]
         with open(path, encoding="utf-8") as f:
             for inc in re.findall(r'^#include "(jr_\w+)\.h"', f.read(), re.M):
-                if inc != node and os.path.exists(f"{CORE}/{inc}.h"):
+                if inc != node and f"{inc}.h" in headers:
                     graph.setdefault(node, set()).add(inc)
     return graph
 

@@ -36,7 +36,7 @@ link_target() {
 # with tables exports them in a jr_fields_* list, and jr_fields.c names that list.
 check_catalogue() {
     rc=0
-    for f in "$top"/mod_journal/core/*.c; do
+    for f in "$top"/mod_journal/core/*.c "$top"/mod_journal/core/ops/*.c; do
         tables=$(sed -n 's/^static const jr_field_t \([a-z_]*\)\[\].*/\1/p' "$f")
         [ -n "$tables" ] || continue
         list=$(sed -n 's/^const jr_field_spec_t \(jr_fields_[a-z_]*\)\[\].*/\1/p' "$f")

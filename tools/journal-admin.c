@@ -15,7 +15,7 @@
 #include "jr_ctx.h"
 #include "jr_json.h"
 #include "jr_migrate.h"
-#include "jr_ops.h"
+#include "jr_users.h"
 #include "jr_road.h"
 #include "jr_util.h"
 #include "ja_backup.h"

@@ -9,7 +9,7 @@
 #include "jr_counters.h"
 #include "jr_json.h"
 #include "jr_log.h"
-#include "jr_ops.h"
+#include "jr_ops_shared.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

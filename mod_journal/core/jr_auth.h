@@ -3,6 +3,7 @@
 #define JR_AUTH_H
 
 #include "jr_ctx.h"
+#include "jr_router.h"
 
 /* Fills ctx->who from a session token. Returns 1 when valid; otherwise fills res (401, or
  * 503 when the database fails) and returns 0. */
@@ -17,5 +18,10 @@ apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_head
 
 /* Makes the identity's branch scope: admins see every branch. */
 void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids);
+
+/* Operations of the road (jr_routes.c). */
+jr_op_fn jr_op_login;
+jr_op_fn jr_op_logout;
+jr_op_fn jr_op_me;
 
 #endif

@@ -8,7 +8,6 @@
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_notif.h"
-#include "jr_ops.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

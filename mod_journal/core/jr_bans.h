@@ -4,6 +4,7 @@
 #define JR_BANS_H
 
 #include "jr_ctx.h"
+#include "jr_router.h"
 
 #define JR_BAN_APIKEY "apikey-bruteforce"
 #define JR_BAN_LOGIN "login-bruteforce"
@@ -30,5 +31,9 @@ apr_status_t jr_ban_add(jr_ctx_t *ctx, const char *reason, long long duration);
  * threshold is reached within the window. Returns 1 when this failure led to a ban. */
 int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int window,
                          long long duration, const char *reason);
+
+/* Operations of the road (jr_routes.c). */
+jr_op_fn jr_op_bans_list;
+jr_op_fn jr_op_bans_delete;
 
 #endif

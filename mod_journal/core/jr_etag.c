@@ -7,7 +7,8 @@
 #include "jr_crypt.h"
 #include "jr_etag.h"
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_entries.h"
+#include "jr_lessons.h"
 
 /* The record routes with their GET operation (the representation a tag stands for). */
 static const struct {

@@ -4,7 +4,6 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
-#include "jr_ops.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_time.h"

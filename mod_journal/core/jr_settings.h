@@ -3,6 +3,7 @@
 #define JR_SETTINGS_H
 
 #include "jr_ctx.h"
+#include "jr_router.h"
 
 /* Every setting, once: X(ID, name, kind, default, min, max, choices, validator, public)
  *   kind    TEXT    a string of at most max characters; choices ("a|b|c") or a validator
@@ -62,5 +63,10 @@ const char *jr_setting_timezone(jr_ctx_t *ctx);
 
 /* 1 when the switch setting is on. */
 int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id);
+
+/* Operations of the road (jr_routes.c). */
+jr_op_fn jr_op_settings_get;
+jr_op_fn jr_op_settings_put;
+jr_op_fn jr_op_public_settings;
 
 #endif

@@ -11,7 +11,6 @@
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
-#include "jr_ops.h"
 #include "jr_settings.h"
 #include "jr_time.h"
 

@@ -15,6 +15,9 @@
 #include "jr_migrate.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
+#include "jr_branches.h"
+#include "jr_groups.h"
+#include "jr_users.h"
 
 apr_pool_t *fx_pool;
 jr_db_t *fx_db;

@@ -5,7 +5,6 @@
 
 #include <apr_pools.h>
 
-#include "jr_ops.h"
 #include "jr_road.h"
 #include "unit.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jr_ops.h"
+#include "jr_health.h"
 #include "unit.h"
 
 static char *dump(json_t *j)

@@ -18,6 +18,9 @@
 #include "jr_settings.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
+#include "jr_entries.h"
+#include "jr_lessons.h"
+#include "jr_queues.h"
 
 static long long group_id;
 static jr_ctx_t wctx; /* the worker's: no user, no key, client_ip "worker" */

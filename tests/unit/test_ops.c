@@ -1,4 +1,4 @@
-/* jr_ops.h, branches and groups: operations driven directly on a migrated SQLite file. */
+/* The operations of branches and groups, driven directly on a migrated SQLite file. */
 #include <string.h>
 
 #include <apr_strings.h>
@@ -6,6 +6,8 @@
 #include "jr_json.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
+#include "jr_branches.h"
+#include "jr_groups.h"
 
 /* ---- branches ------------------------------------------------------------------------ */
 

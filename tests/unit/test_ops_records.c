@@ -8,6 +8,9 @@
 #include "jr_keys.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
+#include "jr_entries.h"
+#include "jr_keys_admin.h"
+#include "jr_lessons.h"
 
 static long long branch_id, group_id;
 

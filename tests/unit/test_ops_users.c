@@ -1,4 +1,4 @@
-/* jr_ops.h, users, tutors' branch scope, sessions, health: on a migrated SQLite file. */
+/* The operations of users, tutors' branch scope, sessions, health: on a migrated SQLite file. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +13,12 @@
 #include "jr_migrate.h"
 #include "jr_util.h"
 #include "ops_fixture.h"
+#include "jr_branches.h"
+#include "jr_groups.h"
+#include "jr_health.h"
+#include "jr_keys_admin.h"
+#include "jr_users.h"
+#include "jr_v1.h"
 
 /* ---- users --------------------------------------------------------------------------- */
 

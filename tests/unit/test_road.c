@@ -6,6 +6,8 @@
 #include "jr_backup.h"
 #include "jr_share.h"
 #include "ops_fixture.h"
+#include "jr_auth.h"
+#include "jr_settings.h"
 
 static int committed_hooks, rolled_back_hooks, in_tx_seen;
 

@@ -5,7 +5,8 @@
 
 #include "jr_cursor.h"
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_groups.h"
+#include "jr_users.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

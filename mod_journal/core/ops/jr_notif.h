@@ -4,6 +4,7 @@
 #define JR_NOTIF_H
 
 #include "jr_ctx.h"
+#include "jr_router.h"
 #include "jr_db.h"
 
 /* The catalogue: X(type, level, switch setting id). Who receives a type follows from the branch
@@ -32,5 +33,14 @@ apr_status_t jr_notify(jr_ctx_t *ctx, const char *type, long long branch_id,
 /* Deletes notifications older than notify_retention_days and expired stream tickets, in
  * short transactions of their own. The number of notifications deleted, or -1. */
 int jr_notif_purge(jr_ctx_t *ctx);
+
+/* Operations of the road (jr_routes.c). */
+jr_op_fn jr_op_notif_types;
+jr_op_fn jr_op_notif_list;
+jr_op_fn jr_op_notif_unread_count;
+jr_op_fn jr_op_notif_read;
+jr_op_fn jr_op_notif_read_all;
+jr_op_fn jr_op_notif_delete;
+jr_op_fn jr_op_notif_clear;
 
 #endif

@@ -4,7 +4,8 @@
 #include "jr_cursor.h"
 #include "jr_json.h"
 #include "jr_jw.h"
-#include "jr_ops.h"
+#include "jr_modules.h"
+#include "jr_ops_shared.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

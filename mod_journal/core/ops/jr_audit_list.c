@@ -4,7 +4,7 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_audit_list.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

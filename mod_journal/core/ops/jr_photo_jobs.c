@@ -12,7 +12,7 @@
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_log.h"
-#include "jr_ops.h"
+#include "jr_ops_shared.h"
 #include "jr_photo_jobs.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"

@@ -8,7 +8,7 @@
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_log.h"
-#include "jr_ops.h"
+#include "jr_chat.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"

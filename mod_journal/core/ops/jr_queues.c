@@ -6,7 +6,9 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_health.h"
+#include "jr_ops_shared.h"
+#include "jr_queues.h"
 #include "jr_record_events.h"
 #include "jr_stmts.h"
 #include "jr_util.h"

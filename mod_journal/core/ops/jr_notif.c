@@ -10,7 +10,6 @@
 #include "jr_jw.h"
 #include "jr_log.h"
 #include "jr_notif.h"
-#include "jr_ops.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"

@@ -7,6 +7,7 @@
 #define JR_PHOTO_JOBS_H
 
 #include "jr_jobs.h"
+#include "jr_router.h"
 #include "jr_storage.h"
 
 /* The two queues on table photo_jobs: one job kind each, so a worker without a photo
@@ -64,5 +65,21 @@ apr_status_t jr_photo_jobs_purge_entry(jr_ctx_t *ctx, long long entry_id,
 
 /* Writes a photo.done / photo.failed event of a job in the caller's transaction. */
 apr_status_t jr_photo_event(jr_ctx_t *ctx, const char *type, long long job_id);
+
+/* Operations of the road (jr_routes.c) and the field tables of their bodies. */
+extern const jr_field_t jr_fields_photo_enhance_ai[];
+extern const jr_field_t jr_fields_photo_enhance[];
+extern const jr_field_t jr_fields_photo_jobs_enabled[];
+
+jr_op_fn jr_op_photo_enhance_ai;
+jr_op_fn jr_op_photo_enhance;
+jr_op_fn jr_op_photo_jobs_list;
+jr_op_fn jr_op_photo_job_result;
+jr_op_fn jr_op_photo_job_apply;
+jr_op_fn jr_op_photo_job_reject;
+jr_op_fn jr_op_photo_rollback;
+jr_op_fn jr_op_photo_restore_original;
+jr_op_fn jr_op_photo_jobs_enabled;
+jr_op_fn jr_op_photo_ai_health;
 
 #endif

@@ -7,7 +7,8 @@
 #include "jr_auth.h"
 #include "jr_crypt.h"
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_ops_shared.h"
+#include "jr_users.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

@@ -5,7 +5,8 @@
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_jw.h"
-#include "jr_ops.h"
+#include "jr_ops_shared.h"
+#include "jr_students.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

@@ -1,6 +1,6 @@
 #include <apr_atomic.h>
 
-#include "jr_ops.h"
+#include "jr_health.h"
 #include "jr_json.h"
 
 /* The database half of the health answer: "ok", "unavailable" (no connection), "schema behind"

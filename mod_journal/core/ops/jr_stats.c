@@ -4,7 +4,9 @@
 
 #include "jr_json.h"
 #include "jr_jw.h"
-#include "jr_ops.h"
+#include "jr_lessons.h"
+#include "jr_queues.h"
+#include "jr_stats.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_time.h"

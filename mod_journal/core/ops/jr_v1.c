@@ -1,7 +1,7 @@
 /* Operations of the external interface that have no administrative twin. */
 #include "jr_json.h"
 #include "jr_keys.h"
-#include "jr_ops.h"
+#include "jr_v1.h"
 #include "jr_settings.h"
 
 int jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

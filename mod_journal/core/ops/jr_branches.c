@@ -3,7 +3,7 @@
 
 #include "jr_cursor.h"
 #include "jr_json.h"
-#include "jr_ops.h"
+#include "jr_branches.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

@@ -6,7 +6,6 @@
 
 #include "jr_auth.h"
 #include "jr_crypt.h"
-#include "jr_ops.h"
 #include "jr_stmts.h"
 #include "jr_stream.h"
 #include "jr_util.h"

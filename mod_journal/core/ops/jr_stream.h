@@ -7,6 +7,7 @@
 #include <apr_hash.h>
 
 #include "jr_ctx.h"
+#include "jr_router.h"
 
 typedef enum {
     JR_STREAM_NOTIFICATIONS = 0, /* notification, ai_status, lesson_report_status */
@@ -50,5 +51,8 @@ const char *jr_sse_message(apr_pool_t *p, long long id, const char *event, const
  * p): the session exists, is not expired, its user is active. */
 apr_status_t jr_stream_sessions_valid(jr_db_t *db, apr_pool_t *p, const char *hashes_json,
                                       apr_hash_t **valid);
+
+/* Operations of the road (jr_routes.c). */
+jr_op_fn jr_op_stream_ticket;
 
 #endif

@@ -8,7 +8,8 @@
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_keys.h"
-#include "jr_ops.h"
+#include "jr_keys_admin.h"
+#include "jr_users.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 

@@ -1,0 +1,20 @@
+/* The operations of jr_users.c (the route table's rows) and what other families use of it. */
+#ifndef JR_USERS_H
+#define JR_USERS_H
+
+#include "jr_router.h"
+
+/* Body field tables of the routes (jr_routes.c). */
+extern const jr_field_t jr_fields_user_create[];
+extern const jr_field_t jr_fields_user_update[];
+
+jr_op_fn jr_op_users_list;
+jr_op_fn jr_op_users_get;
+jr_op_fn jr_op_users_create;
+jr_op_fn jr_op_users_update;
+jr_op_fn jr_op_users_delete;
+
+/* Checks that every id exists as a branch. Returns 0, or the first missing id. */
+long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_status_t *rv);
+
+#endif
