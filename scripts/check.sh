@@ -150,6 +150,7 @@ step "layering" sh scripts/check-layering.sh
 step "directives documented" sh scripts/check-directives-doc.sh
 step "log tags registered and documented" $PY scripts/check-log-tags.py
 step "source files in docs/architecture.md" sh scripts/check-architecture.sh
+step "OpenAPI document (OpenAPI 3.1 schema)" sh scripts/openapi-validate.sh
 step "structure (include cycles, function length)" $PY scripts/check-structure.py
 step "build" sh scripts/build.sh build
 step --needs "build" "unit tests (Check)" unit_tests build

@@ -13,6 +13,9 @@ check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-requests python3-yaml python3-jsonschema \
 wrk curl \
 libhiredis-dev redis-server chromium tesseract-ocr libvips-dev python3-pil"
+# Node.js and npm run the OpenAPI validator (scripts/openapi-validate.sh); a Node.js from another
+# source that brings its own npm is kept.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 [ "${1:-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-14-dev"
 [ "${1:-}" != deb ] || PKGS="$PKGS debhelper dpkg-dev fakeroot lintian"
 
