@@ -59,11 +59,12 @@ static void read_back(jr_ctx_t *ctx, const json_t *in)
     json_t *v;
 
     json_object_foreach((json_t *)in, name, v) {
-        FUZZ_CHECK(jr_setting(ctx, name) != NULL);
+        int id = jr_setting_id(name);
+        FUZZ_CHECK(id >= 0 && jr_setting(ctx, (jr_setting_id_t)id) != NULL);
     }
     FUZZ_CHECK(jr_tz_valid(jr_setting_timezone(ctx)));
     jr_result_init(&res, ctx->pool);
-    FUZZ_CHECK(jr_op_public_settings(ctx, NULL, &res) == APR_SUCCESS && res.status == 200);
+    FUZZ_CHECK(jr_op_public_settings(ctx, NULL, &res) == 200 && res.status == 200);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     context(&ctx, p);
     jr_result_init(&res, p);
     FUZZ_CHECK(jr_request_run(&ctx, put_route, "application/json", (const char *)data, size,
-                              &res) == APR_SUCCESS);
+                              &res) == res.status);
     FUZZ_CHECK(!db->in_tx);
     FUZZ_CHECK(res.status == 200 || res.status == 400);
     FUZZ_CHECK(res.json);
