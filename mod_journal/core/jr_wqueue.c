@@ -11,10 +11,21 @@
 
 #include "jr_wqueue.h"
 
+/* A thread waiting for the queue: the lock is handed to the first waiter on release, so the
+ * threads of a process enter in the order they came (a plain mutex lets a newcomer overtake
+ * a woken waiter, and the unlucky one waits on). */
+typedef struct waiter {
+    struct waiter *next;
+    pthread_cond_t cond;
+    int granted;
+} waiter_t;
+
 struct jr_wqueue {
     char *db_path;
     char *lock_path;
-    pthread_mutex_t mu; /* the threads of this process queue here first */
+    pthread_mutex_t mu; /* guards held and the waiters; never held while waiting for the file */
+    int held;           /* a thread of this process holds the queue (or waits for the file) */
+    waiter_t *head, *tail;
     int fd;             /* the lock file, opened by the process in pid; -1 before */
     pid_t pid;
 };
@@ -95,10 +106,28 @@ static apr_status_t open_file(jr_wqueue_t *q)
     return APR_SUCCESS;
 }
 
-static apr_status_t lock_mutex(jr_wqueue_t *q, int timeout_ms)
+/* Gives up a place in the line (a timeout): unlinks w. */
+static void unlink_waiter(jr_wqueue_t *q, waiter_t *w)
+{
+    waiter_t **pp = &q->head, *prev = NULL;
+    while (*pp && *pp != w) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp) {
+        *pp = w->next;
+        if (q->tail == w) {
+            q->tail = prev;
+        }
+    }
+}
+
+/* The threads' line: first come, first served, each waiting at most timeout_ms. */
+static apr_status_t take_turn(jr_wqueue_t *q, int timeout_ms)
 {
     struct timespec until;
-    int rc;
+    waiter_t w = {NULL, PTHREAD_COND_INITIALIZER, 0};
+    int rc = 0;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += timeout_ms / 1000;
     until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
@@ -106,8 +135,45 @@ static apr_status_t lock_mutex(jr_wqueue_t *q, int timeout_ms)
         until.tv_sec += 1;
         until.tv_nsec -= 1000000000L;
     }
-    rc = pthread_mutex_timedlock(&q->mu, &until);
-    return rc == 0 ? APR_SUCCESS : rc == ETIMEDOUT ? APR_TIMEUP : APR_FROM_OS_ERROR(rc);
+    pthread_mutex_lock(&q->mu);
+    if (!q->held) {
+        q->held = 1;
+        pthread_mutex_unlock(&q->mu);
+        return APR_SUCCESS;
+    }
+    if (q->tail) {
+        q->tail->next = &w;
+    } else {
+        q->head = &w;
+    }
+    q->tail = &w;
+    while (!w.granted && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&w.cond, &q->mu, &until);
+    }
+    if (!w.granted) {
+        unlink_waiter(q, &w);
+    }
+    pthread_mutex_unlock(&q->mu);
+    pthread_cond_destroy(&w.cond);
+    return w.granted ? APR_SUCCESS : APR_TIMEUP;
+}
+
+/* Hands the queue to the first waiter, or frees it. */
+static void pass_turn(jr_wqueue_t *q)
+{
+    waiter_t *w;
+    pthread_mutex_lock(&q->mu);
+    if ((w = q->head) != NULL) {
+        q->head = w->next;
+        if (!q->head) {
+            q->tail = NULL;
+        }
+        w->granted = 1; /* held stays 1: it is w's now */
+        pthread_cond_signal(&w->cond);
+    } else {
+        q->held = 0;
+    }
+    pthread_mutex_unlock(&q->mu);
 }
 
 apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
@@ -117,10 +183,10 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
     if (held_here == q) {
         return APR_EBUSY;
     }
-    if ((rv = lock_mutex(q, timeout_ms)) != APR_SUCCESS) {
+    if ((rv = take_turn(q, timeout_ms)) != APR_SUCCESS) {
         return rv;
     }
-    /* Only the mutex's holder gets here, so one thread per process waits for the file; the
+    /* Only the turn's holder gets here, so one thread per process waits for the file; the
      * kernel wakes it when the holder unlocks or dies. */
     if ((rv = open_file(q)) == APR_SUCCESS) {
         while ((rc = flock(q->fd, LOCK_EX)) != 0 && errno == EINTR) {
@@ -128,7 +194,7 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
         rv = rc == 0 ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
     }
     if (rv != APR_SUCCESS) {
-        pthread_mutex_unlock(&q->mu);
+        pass_turn(q);
         return rv;
     }
     held_here = q;
@@ -139,7 +205,7 @@ void jr_wqueue_leave(jr_wqueue_t *q)
 {
     flock(q->fd, LOCK_UN);
     held_here = NULL;
-    pthread_mutex_unlock(&q->mu);
+    pass_turn(q);
 }
 
 const char *jr_wqueue_path(const jr_wqueue_t *q)

@@ -149,6 +149,73 @@ START_TEST(a_waiting_thread_gives_up_after_its_timeout)
 }
 END_TEST
 
+typedef struct {
+    jr_wqueue_t *q;
+    int id;
+    int *order, *n;
+    pthread_mutex_t *mu;
+} lined_t;
+
+static void *enter_in_line(void *data)
+{
+    lined_t *l = data;
+    ck_assert_int_eq(jr_wqueue_enter(l->q, 20000), APR_SUCCESS);
+    pthread_mutex_lock(l->mu);
+    l->order[(*l->n)++] = l->id;
+    pthread_mutex_unlock(l->mu);
+    jr_wqueue_leave(l->q);
+    return NULL;
+}
+
+/* Threads enter in the order they came: the turn is handed to the first in line. */
+START_TEST(threads_enter_in_the_order_they_came)
+{
+    enum { N = 5 };
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int order[N], n = 0, i;
+    lined_t l[N];
+    pthread_t t[N];
+    jr_wqueue_t *q;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    for (i = 0; i < N; ++i) {
+        l[i] = (lined_t){q, i, order, &n, &mu};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, enter_in_line, &l[i]), 0);
+        usleep(150000); /* in line before the next one comes */
+    }
+    jr_wqueue_leave(q);
+    for (i = 0; i < N; ++i) {
+        pthread_join(t[i], NULL);
+    }
+    ck_assert_int_eq(n, N);
+    for (i = 0; i < N; ++i) {
+        ck_assert_int_eq(order[i], i);
+    }
+}
+END_TEST
+
+/* A thread that leaves and comes straight back goes behind the one that waited. */
+START_TEST(a_returning_holder_does_not_overtake_a_waiter)
+{
+    shared_t s = {0};
+    pthread_t t;
+    int i;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    s.timeout_ms = 20000;
+    for (i = 0; i < 5; ++i) {
+        s.entered = 0;
+        ck_assert_int_eq(jr_wqueue_enter(s.q, 1000), APR_SUCCESS);
+        ck_assert_int_eq(pthread_create(&t, NULL, enter_once, &s), 0);
+        usleep(150000); /* the other thread is in line */
+        jr_wqueue_leave(s.q);
+        ck_assert_int_eq(jr_wqueue_enter(s.q, 20000), APR_SUCCESS);
+        ck_assert_msg(s.entered, "round %d: the returning holder overtook the waiter", i);
+        jr_wqueue_leave(s.q);
+        pthread_join(t, NULL);
+    }
+}
+END_TEST
+
 START_TEST(the_holding_thread_is_refused_at_once)
 {
     jr_wqueue_t *q;
@@ -358,6 +425,8 @@ Suite *suite_wqueue(void)
     tcase_add_test(tc, lock_file_next_to_the_database);
     tcase_add_test(tc, threads_queue_one_at_a_time);
     tcase_add_test(tc, a_waiting_thread_gives_up_after_its_timeout);
+    tcase_add_test(tc, threads_enter_in_the_order_they_came);
+    tcase_add_test(tc, a_returning_holder_does_not_overtake_a_waiter);
     tcase_add_test(tc, the_holding_thread_is_refused_at_once);
     tcase_add_test(tc, a_killed_holder_frees_the_queue);
     tcase_add_test(tc, a_forked_child_queues_behind_its_parent);
