@@ -84,8 +84,9 @@ apr_status_t jr_wqueue_of(const char *db_path, jr_wqueue_t **out)
 
 /* The lock file of this process, opened once. A descriptor inherited through fork is not
  * used: flock belongs to the open file description, which parent and child would share, so
- * both would hold the lock at once. Read-only is enough for flock, and lets a process that
- * cannot write the file (made by another user) still queue. */
+ * both would hold the lock at once. Owner-only, like the database: whoever can open the file
+ * can lock it and stop every writer. Read-only is enough for flock, and lets a process that
+ * may read but not write the file still queue. */
 static apr_status_t open_file(jr_wqueue_t *q)
 {
     pid_t pid = getpid();
@@ -95,7 +96,7 @@ static apr_status_t open_file(jr_wqueue_t *q)
     if (q->fd >= 0) {
         close(q->fd);
     }
-    q->fd = open(q->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    q->fd = open(q->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (q->fd < 0 && errno == EACCES) {
         q->fd = open(q->lock_path, O_RDONLY | O_CLOEXEC);
     }
