@@ -205,7 +205,9 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
 void jr_wqueue_leave(jr_wqueue_t *q)
 {
     flock(q->fd, LOCK_UN);
-    held_here = NULL;
+    if (held_here == q) {
+        held_here = NULL;
+    }
     pass_turn(q);
 }
 
