@@ -6,6 +6,7 @@
 #   make bench-sse - event streams: 2,000 streams' memory, commit-to-client latency
 #   make bench-photo - journal-worker: a 12-megapixel JPEG through the server-side enhancement
 #   make bench-search - search at 200,000 entries: plain list, a match, no match, vs static
+#   make bench-writes - POST /api/v1/entries at 2 and 16 connections (BENCH_BUILDS: A/B builds)
 #   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 #   make install - make build, then install it (DESTDIR, and the options given to configure by
@@ -18,7 +19,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-photo bench-search fuzz \
+.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-photo bench-search bench-writes fuzz \
 	deps clean distclean \
 	install deb check-package
 
@@ -53,6 +54,9 @@ bench-photo: build
 
 bench-search: build
 	@/usr/bin/python3 bench/bench_search.py
+
+bench-writes: build
+	@/usr/bin/python3 bench/bench_writes.py
 
 fuzz:
 	@sh scripts/deps.sh fuzz

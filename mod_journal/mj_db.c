@@ -14,6 +14,7 @@
 #include "jr_log.h"
 #include "jr_migrate.h"
 #include "jr_stmts.h"
+#include "jr_wqueue.h"
 #include "mj_private.h"
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
@@ -64,7 +65,7 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
 /* As root, the database file was created by the parent: hand it to the children's user. */
 static void give_sqlite_files(apr_pool_t *p, server_rec *s, const char *path)
 {
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    static const char *const suffixes[] = {"", "-wal", "-shm", JR_WQUEUE_SUFFIX};
     size_t i;
     if (geteuid() != 0) {
         return;

@@ -110,6 +110,14 @@ const char *jr_db_placeholders(apr_pool_t *p, const char *sql, int numbered)
 
 /* ---- the statement cache of a connection --------------------------------------------------- */
 
+/* Leaves the write queue if db holds it (SQLite). */
+static void write_leave(jr_db_t *db)
+{
+    if (db->be->write_leave) {
+        db->be->write_leave(db);
+    }
+}
+
 static apr_status_t rollback_on_cleanup(void *data)
 {
     jr_db_t *db = data;
@@ -117,6 +125,7 @@ static apr_status_t rollback_on_cleanup(void *data)
         JR_LOG(JR01001, 0, "rolling back a transaction left open by a request");
         jr_db_rollback(db);
     }
+    write_leave(db); /* whatever happened before: a queue left held would stop every writer */
     return APR_SUCCESS;
 }
 
@@ -414,6 +423,7 @@ void jr_db_close(jr_db_t *db)
         if (db->in_tx) {
             jr_db_rollback(db);
         }
+        write_leave(db);
         if (db->cache) {
             apr_pool_destroy(db->cache->pool);
         }
@@ -427,7 +437,7 @@ void jr_db_close(jr_db_t *db)
 /* The prepared statement id, after the checks every statement passes: it is prepared on this
  * connection, takes nargs parameters, and begins a lazy transaction when it writes. NULL
  * (logged) otherwise. */
-static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs)
+static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
 {
     void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
     db->last_error = NULL;
@@ -445,40 +455,65 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs)
     if (db->tx_lazy && !db->in_tx && jr_stmt_writes(id) && jr_db_begin(db) != APR_SUCCESS) {
         return NULL;
     }
+    /* A write outside a transaction is a transaction of its own: it queues as one does. */
+    *alone = !db->in_tx && !db->wq && jr_stmt_writes(id) && db->be->write_enter;
+    if (*alone && db->be->write_enter(db) != APR_SUCCESS) {
+        return NULL;
+    }
     return stmt;
+}
+
+/* After a statement: leaves the queue that statement() entered for it alone. */
+static apr_status_t statement_done(jr_db_t *db, int alone, apr_status_t rv)
+{
+    if (alone) {
+        write_leave(db);
+    }
+    return rv;
 }
 
 apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_rows_t **out,
                           int nargs, const char **args)
 {
-    void *stmt = statement(db, id, nargs);
+    int alone = 0;
+    void *stmt = statement(db, id, nargs, &alone);
     *out = NULL;
-    return stmt ? db->be->select(db, p, id, stmt, out, nargs, args) : APR_EGENERAL;
+    return stmt ? statement_done(db, alone, db->be->select(db, p, id, stmt, out, nargs, args))
+                : APR_EGENERAL;
 }
 
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int *nrows, int nargs,
                         const char **args)
 {
-    void *stmt = statement(db, id, nargs);
-    return stmt ? db->be->exec(db, p, id, stmt, nrows, nargs, args) : APR_EGENERAL;
+    int alone = 0;
+    void *stmt = statement(db, id, nargs, &alone);
+    return stmt ? statement_done(db, alone, db->be->exec(db, p, id, stmt, nrows, nargs, args))
+                : APR_EGENERAL;
 }
 
 apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_row_fn *fn,
                                void *baton, int nargs, const char **args)
 {
-    void *stmt = statement(db, id, nargs);
-    return stmt ? db->be->select_each(db, p, id, stmt, fn, baton, nargs, args) : APR_EGENERAL;
+    int alone = 0;
+    void *stmt = statement(db, id, nargs, &alone);
+    return stmt ? statement_done(db, alone,
+                                 db->be->select_each(db, p, id, stmt, fn, baton, nargs, args))
+                : APR_EGENERAL;
 }
 
 /* ---- transactions ------------------------------------------------------------------------- */
 
+/* On SQLite the write queue is entered before BEGIN IMMEDIATE (jr_wqueue.h) and left after
+ * the transaction ends, on every path: a failed BEGIN, COMMIT, ROLLBACK, the pool's cleanup. */
 apr_status_t jr_db_begin(jr_db_t *db)
 {
-    apr_status_t rv = db->be->plain(db, db->be->begin_sql, 0);
-    if (rv == APR_SUCCESS) {
+    apr_status_t rv = db->be->write_enter && !db->in_tx ? db->be->write_enter(db) : APR_SUCCESS;
+    if (rv == APR_SUCCESS && (rv = db->be->plain(db, db->be->begin_sql, 0)) == APR_SUCCESS) {
         db->in_tx = 1;
+    } else if (!db->in_tx) {
+        write_leave(db);
     }
-    return rv;
+    return rv != APR_SUCCESS ? APR_EGENERAL : rv;
 }
 
 void jr_db_begin_lazy(jr_db_t *db)
@@ -498,6 +533,7 @@ apr_status_t jr_db_commit(jr_db_t *db)
         return rv;
     }
     db->in_tx = 0;
+    write_leave(db);
     return APR_SUCCESS;
 }
 
@@ -506,6 +542,7 @@ void jr_db_rollback(jr_db_t *db)
     db->tx_lazy = 0;
     db->in_tx = 0;
     db->be->plain(db, "ROLLBACK", 1);
+    write_leave(db);
 }
 
 apr_status_t jr_db_ping(jr_db_t *db)

@@ -46,6 +46,12 @@ struct jr_db_backend {
     /* How a write transaction begins: SQLite takes the write lock up front (BEGIN IMMEDIATE), so
      * that a transaction never fails half way turning a read lock into a write lock. */
     const char *begin_sql;
+    /* Around a write transaction, or a writing statement outside one: SQLite queues for its
+     * database's write lock (jr_wqueue.h) before BEGIN IMMEDIATE and leaves the queue after
+     * COMMIT or ROLLBACK. enter fails as a busy BEGIN does (recorded, JR_DB_E_BUSY); leave
+     * does nothing when db holds nothing. NULL on PostgreSQL. */
+    apr_status_t (*write_enter)(jr_db_t *db);
+    void (*write_leave)(jr_db_t *db);
     /* The server session of the connection (PostgreSQL's backend PID; 0 when the engine has
      * none): a changed value means the prepared statements are gone. NULL on SQLite. */
     int (*session)(void *native);

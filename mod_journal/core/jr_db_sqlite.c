@@ -12,6 +12,7 @@
 #include "jr_db.h"
 #include "jr_db_backend.h"
 #include "jr_log.h"
+#include "jr_wqueue.h"
 
 #define JR_SQLITE_BUSY_MS "2000"
 
@@ -372,6 +373,42 @@ static int sq_schema_version(void *native, apr_pool_t *p, int *version, const ch
     return 0;
 }
 
+/* ---- the write queue ----------------------------------------------------------------------- */
+
+/* The wait for the queue is bounded like SQLite's own: a writer that cannot get in within the
+ * busy timeout answers as a busy BEGIN did. A database without a file (":memory:", a
+ * temporary one) has no other writer and no queue. */
+static apr_status_t sq_write_enter(jr_db_t *db)
+{
+    const char *file = sqlite3_db_filename(db->native, "main");
+    jr_wqueue_t *q = NULL;
+    apr_status_t rv;
+    if (db->wq || !file || !*file) {
+        return APR_SUCCESS;
+    }
+    if ((rv = jr_wqueue_of(file, &q)) == APR_SUCCESS &&
+        (rv = jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS))) == APR_SUCCESS) {
+        db->wq = q;
+        return APR_SUCCESS;
+    }
+    db->native_code = rv == APR_TIMEUP || rv == APR_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+    jr_db_failed(db, 0, "BEGIN IMMEDIATE",
+                 rv == APR_TIMEUP  ? "the write queue did not move within " JR_SQLITE_BUSY_MS
+                                     " ms"
+                 : rv == APR_EBUSY ? "this thread holds the write queue through another "
+                                     "connection"
+                                   : "the write queue's lock file could not be locked");
+    return rv;
+}
+
+static void sq_write_leave(jr_db_t *db)
+{
+    if (db->wq) {
+        jr_wqueue_leave(db->wq);
+        db->wq = NULL;
+    }
+}
+
 /* Extended result codes say which constraint failed; the message is never read. */
 static jr_db_error_e sq_classify(const jr_db_t *db)
 {
@@ -407,6 +444,8 @@ const jr_db_backend_t jr_db_backend_sqlite = {
     .exec = sq_exec,
     .plain = sq_plain,
     .begin_sql = "BEGIN IMMEDIATE",
+    .write_enter = sq_write_enter,
+    .write_leave = sq_write_leave,
     .session = NULL,
     .schema_version = sq_schema_version,
     .classify = sq_classify,

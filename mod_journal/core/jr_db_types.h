@@ -36,6 +36,7 @@ typedef struct jr_db {
     jr_dialect_e dialect;
     int in_tx;
     int tx_lazy; /* jr_db_begin_lazy: the first writing statement begins the transaction */
+    void *wq;    /* SQLite: the write queue this connection holds (jr_wqueue.h), NULL when none */
     /* The last failure: its class, the engine's code, and its message for logs (never data
      * of a request: the messages name statements, tables and constraints). */
     jr_db_error_e error;

@@ -1,5 +1,5 @@
 """What the journal writes under its data directory is its own: the SQLite database, its
--wal/-shm files, stored uploads and the directories made for them are closed to other users,
+-wal/-shm files, the writers' queue (-wq), stored uploads and the directories made for them are closed to other users,
 whoever created them (journal-admin, the httpd parent while migrating, a child)."""
 
 import os
@@ -20,7 +20,8 @@ def mode(path):
 
 def db_files(srv):
     return [srv.db_path, srv.db_path.with_name(srv.db_path.name + "-wal"),
-            srv.db_path.with_name(srv.db_path.name + "-shm")]
+            srv.db_path.with_name(srv.db_path.name + "-shm"),
+            srv.db_path.with_name(srv.db_path.name + "-wq")]  # the writers' queue
 
 
 def make_some_writes(srv):
@@ -58,6 +59,7 @@ def test_database_made_by_journal_admin_is_owner_only(fresh_server):
     for f in db_files(srv):
         assert f.exists(), f"{f} does not exist while the server runs"
         assert mode(f) == 0o600, f"{f}: {oct(mode(f))}"
+        assert os.stat(f).st_uid == os.stat(srv.db_path).st_uid, f"{f}: another owner"
 
 
 @sqlite_only
@@ -74,6 +76,7 @@ def test_database_made_by_the_module_is_owner_only(fresh_server):
     for f in db_files(srv):
         assert f.exists(), f"{f} does not exist while the server runs"
         assert mode(f) == 0o600, f"{f}: {oct(mode(f))}"
+        assert os.stat(f).st_uid == os.stat(srv.db_path).st_uid, f"{f}: another owner"
 
 
 def test_stored_files_and_their_directories_are_owner_only(fresh_server):

@@ -1,0 +1,217 @@
+/* The write queue of an SQLite database (jr_wqueue.h). Why a lock file with flock and not a
+ * process-shared mutex: docs/architecture.md §7.4. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jr_wqueue.h"
+
+/* A thread waiting for the queue: the lock is handed to the first waiter on release, so the
+ * threads of a process enter in the order they came (a plain mutex lets a newcomer overtake
+ * a woken waiter, and the unlucky one waits on). */
+typedef struct waiter {
+    struct waiter *next;
+    pthread_cond_t cond;
+    int granted;
+} waiter_t;
+
+struct jr_wqueue {
+    char *db_path;
+    char *lock_path;
+    pthread_mutex_t mu; /* guards held and the waiters; never held while waiting for the file */
+    int held;           /* a thread of this process holds the queue (or waits for the file) */
+    waiter_t *head, *tail;
+    int fd;             /* the lock file, opened by the process in pid; -1 before */
+    pid_t pid;
+};
+
+/* As many files as jr_db_sqlite_preconfigure registers, and a few the tools open. Entries are
+ * only added, and live as long as the process. */
+#define JR_WQUEUE_MAX 32
+static jr_wqueue_t queues[JR_WQUEUE_MAX];
+static int nqueues;
+static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The queue this thread holds: a second connection of the same thread must not wait for it. */
+static _Thread_local jr_wqueue_t *held_here;
+
+static apr_status_t queue_add(const char *db_path, jr_wqueue_t **out)
+{
+    jr_wqueue_t *q = &queues[nqueues];
+    size_t n = strlen(db_path);
+    if (nqueues == JR_WQUEUE_MAX) {
+        return APR_ENOSPC;
+    }
+    q->db_path = malloc(n + 1);
+    q->lock_path = malloc(n + sizeof(JR_WQUEUE_SUFFIX));
+    if (!q->db_path || !q->lock_path || pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q->db_path);
+        free(q->lock_path);
+        q->db_path = q->lock_path = NULL;
+        return APR_ENOMEM;
+    }
+    memcpy(q->db_path, db_path, n + 1);
+    memcpy(q->lock_path, db_path, n);
+    memcpy(q->lock_path + n, JR_WQUEUE_SUFFIX, sizeof(JR_WQUEUE_SUFFIX));
+    q->fd = -1;
+    ++nqueues;
+    *out = q;
+    return APR_SUCCESS;
+}
+
+apr_status_t jr_wqueue_of(const char *db_path, jr_wqueue_t **out)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+    *out = NULL;
+    pthread_mutex_lock(&table_mu);
+    for (i = 0; i < nqueues && !*out; ++i) {
+        if (strcmp(queues[i].db_path, db_path) == 0) {
+            *out = &queues[i];
+        }
+    }
+    if (!*out) {
+        rv = queue_add(db_path, out);
+    }
+    pthread_mutex_unlock(&table_mu);
+    return rv;
+}
+
+/* The lock file of this process, opened once. A descriptor inherited through fork is not
+ * used: flock belongs to the open file description, which parent and child would share, so
+ * both would hold the lock at once. Owner-only, like the database: whoever can open the file
+ * can lock it and stop every writer. Read-only is enough for flock, and lets a process that
+ * may read but not write the file still queue. */
+static apr_status_t open_file(jr_wqueue_t *q)
+{
+    pid_t pid = getpid();
+    if (q->fd >= 0 && q->pid == pid) {
+        return APR_SUCCESS;
+    }
+    if (q->fd >= 0) {
+        close(q->fd);
+    }
+    q->fd = open(q->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (q->fd < 0 && errno == EACCES) {
+        q->fd = open(q->lock_path, O_RDONLY | O_CLOEXEC);
+    }
+    if (q->fd < 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    q->pid = pid;
+    return APR_SUCCESS;
+}
+
+/* Gives up a place in the line (a timeout): unlinks w. */
+static void unlink_waiter(jr_wqueue_t *q, waiter_t *w)
+{
+    waiter_t **pp = &q->head, *prev = NULL;
+    while (*pp && *pp != w) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp) {
+        *pp = w->next;
+        if (q->tail == w) {
+            q->tail = prev;
+        }
+    }
+}
+
+/* The threads' line: first come, first served, each waiting at most timeout_ms. */
+static apr_status_t take_turn(jr_wqueue_t *q, int timeout_ms)
+{
+    struct timespec until;
+    waiter_t w = {NULL, PTHREAD_COND_INITIALIZER, 0};
+    int rc = 0;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (!q->held) {
+        q->held = 1;
+        pthread_mutex_unlock(&q->mu);
+        return APR_SUCCESS;
+    }
+    if (q->tail) {
+        q->tail->next = &w;
+    } else {
+        q->head = &w;
+    }
+    q->tail = &w;
+    while (!w.granted && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&w.cond, &q->mu, &until);
+    }
+    if (!w.granted) {
+        unlink_waiter(q, &w);
+    }
+    pthread_mutex_unlock(&q->mu);
+    pthread_cond_destroy(&w.cond);
+    return w.granted ? APR_SUCCESS : APR_TIMEUP;
+}
+
+/* Hands the queue to the first waiter, or frees it. */
+static void pass_turn(jr_wqueue_t *q)
+{
+    waiter_t *w;
+    pthread_mutex_lock(&q->mu);
+    if ((w = q->head) != NULL) {
+        q->head = w->next;
+        if (!q->head) {
+            q->tail = NULL;
+        }
+        w->granted = 1; /* held stays 1: it is w's now */
+        pthread_cond_signal(&w->cond);
+    } else {
+        q->held = 0;
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
+{
+    apr_status_t rv;
+    int rc;
+    if (held_here == q) {
+        return APR_EBUSY;
+    }
+    if ((rv = take_turn(q, timeout_ms)) != APR_SUCCESS) {
+        return rv;
+    }
+    /* Only the turn's holder gets here, so one thread per process waits for the file; the
+     * kernel wakes it when the holder unlocks or dies. */
+    if ((rv = open_file(q)) == APR_SUCCESS) {
+        while ((rc = flock(q->fd, LOCK_EX)) != 0 && errno == EINTR) {
+        }
+        rv = rc == 0 ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
+    }
+    if (rv != APR_SUCCESS) {
+        pass_turn(q);
+        return rv;
+    }
+    held_here = q;
+    return APR_SUCCESS;
+}
+
+void jr_wqueue_leave(jr_wqueue_t *q)
+{
+    flock(q->fd, LOCK_UN);
+    if (held_here == q) {
+        held_here = NULL;
+    }
+    pass_turn(q);
+}
+
+const char *jr_wqueue_path(const jr_wqueue_t *q)
+{
+    return q->lock_path;
+}

@@ -1,0 +1,438 @@
+/* jr_wqueue.h, the write queue of an SQLite database, and how jr_db.c enters and leaves it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <apr_strings.h>
+
+#include "jr_db.h"
+#include "jr_log.h"
+#include "jr_migrate.h"
+#include "jr_stmts.h"
+#include "jr_util.h"
+#include "jr_wqueue.h"
+#include "unit.h"
+
+static char dir[64];
+static char dbpath[96];
+
+static void setup(void)
+{
+    unit_pool_setup();
+    strcpy(dir, "/tmp/jr-wq-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(dbpath, sizeof(dbpath), "%s/journal.db", dir);
+}
+
+static void teardown(void)
+{
+    unit_pool_teardown();
+    unit_rm_rf(dir);
+    jr_log_set(NULL, NULL, JR_LOG_DEBUG);
+}
+
+/* Whether anyone (this process through the queue, or another process) holds the lock file:
+ * a descriptor of its own conflicts with both. */
+static int held(const char *lock_path)
+{
+    int fd = open(lock_path, O_RDONLY | O_CLOEXEC), busy;
+    ck_assert_int_ge(fd, 0);
+    busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ck_assert(!busy || errno == EWOULDBLOCK);
+    close(fd);
+    return busy;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+START_TEST(lock_file_next_to_the_database)
+{
+    jr_wqueue_t *q, *again;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &again), APR_SUCCESS);
+    ck_assert_ptr_eq(q, again);
+    ck_assert_str_eq(jr_wqueue_path(q), apr_pstrcat(unit_pool, dbpath, "-wq", NULL));
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    ck_assert(held(jr_wqueue_path(q)));
+    jr_wqueue_leave(q);
+    ck_assert(!held(jr_wqueue_path(q)));
+}
+END_TEST
+
+/* ---- threads of one process -------------------------------------------------------------- */
+
+typedef struct {
+    jr_wqueue_t *q;
+    volatile int inside, overlaps, entered;
+    int timeout_ms;
+    apr_status_t rv;
+} shared_t;
+
+static void *writer(void *data)
+{
+    shared_t *s = data;
+    int i;
+    for (i = 0; i < 40; ++i) {
+        ck_assert_int_eq(jr_wqueue_enter(s->q, 10000), APR_SUCCESS);
+        if (__atomic_add_fetch(&s->inside, 1, __ATOMIC_SEQ_CST) != 1) {
+            __atomic_add_fetch(&s->overlaps, 1, __ATOMIC_SEQ_CST);
+        }
+        usleep(200);
+        __atomic_sub_fetch(&s->inside, 1, __ATOMIC_SEQ_CST);
+        jr_wqueue_leave(s->q);
+    }
+    return NULL;
+}
+
+/* flock is per open file description, which the threads share: without the mutex they would
+ * all hold it at once. */
+START_TEST(threads_queue_one_at_a_time)
+{
+    shared_t s = {0};
+    pthread_t t[4];
+    int i;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    for (i = 0; i < 4; ++i) {
+        ck_assert_int_eq(pthread_create(&t[i], NULL, writer, &s), 0);
+    }
+    for (i = 0; i < 4; ++i) {
+        pthread_join(t[i], NULL);
+    }
+    ck_assert_int_eq(s.overlaps, 0);
+    ck_assert(!held(jr_wqueue_path(s.q)));
+}
+END_TEST
+
+static void *enter_once(void *data)
+{
+    shared_t *s = data;
+    s->rv = jr_wqueue_enter(s->q, s->timeout_ms);
+    s->entered = s->rv == APR_SUCCESS;
+    if (s->entered) {
+        jr_wqueue_leave(s->q);
+    }
+    return NULL;
+}
+
+START_TEST(a_waiting_thread_gives_up_after_its_timeout)
+{
+    shared_t s = {0};
+    pthread_t t;
+    double start;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_enter(s.q, 1000), APR_SUCCESS);
+    s.timeout_ms = 150;
+    start = now_s();
+    ck_assert_int_eq(pthread_create(&t, NULL, enter_once, &s), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(s.rv, APR_TIMEUP);
+    ck_assert(now_s() - start >= 0.14);
+    jr_wqueue_leave(s.q);
+    /* Free again: the next one enters at once. */
+    s.timeout_ms = 1000;
+    ck_assert_int_eq(pthread_create(&t, NULL, enter_once, &s), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(s.rv, APR_SUCCESS);
+}
+END_TEST
+
+typedef struct {
+    jr_wqueue_t *q;
+    int id;
+    int *order, *n;
+    pthread_mutex_t *mu;
+} lined_t;
+
+static void *enter_in_line(void *data)
+{
+    lined_t *l = data;
+    ck_assert_int_eq(jr_wqueue_enter(l->q, 20000), APR_SUCCESS);
+    pthread_mutex_lock(l->mu);
+    l->order[(*l->n)++] = l->id;
+    pthread_mutex_unlock(l->mu);
+    jr_wqueue_leave(l->q);
+    return NULL;
+}
+
+/* Threads enter in the order they came: the turn is handed to the first in line. */
+START_TEST(threads_enter_in_the_order_they_came)
+{
+    enum { N = 5 };
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int order[N], n = 0, i;
+    lined_t l[N];
+    pthread_t t[N];
+    jr_wqueue_t *q;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    for (i = 0; i < N; ++i) {
+        l[i] = (lined_t){q, i, order, &n, &mu};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, enter_in_line, &l[i]), 0);
+        usleep(150000); /* in line before the next one comes */
+    }
+    jr_wqueue_leave(q);
+    for (i = 0; i < N; ++i) {
+        pthread_join(t[i], NULL);
+    }
+    ck_assert_int_eq(n, N);
+    for (i = 0; i < N; ++i) {
+        ck_assert_int_eq(order[i], i);
+    }
+}
+END_TEST
+
+/* A thread that leaves and comes straight back goes behind the one that waited. */
+START_TEST(a_returning_holder_does_not_overtake_a_waiter)
+{
+    shared_t s = {0};
+    pthread_t t;
+    int i;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    s.timeout_ms = 20000;
+    for (i = 0; i < 5; ++i) {
+        s.entered = 0;
+        ck_assert_int_eq(jr_wqueue_enter(s.q, 1000), APR_SUCCESS);
+        ck_assert_int_eq(pthread_create(&t, NULL, enter_once, &s), 0);
+        usleep(150000); /* the other thread is in line */
+        jr_wqueue_leave(s.q);
+        ck_assert_int_eq(jr_wqueue_enter(s.q, 20000), APR_SUCCESS);
+        ck_assert_msg(s.entered, "round %d: the returning holder overtook the waiter", i);
+        jr_wqueue_leave(s.q);
+        pthread_join(t, NULL);
+    }
+}
+END_TEST
+
+START_TEST(the_holding_thread_is_refused_at_once)
+{
+    jr_wqueue_t *q;
+    double start;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    start = now_s();
+    ck_assert_int_eq(jr_wqueue_enter(q, 5000), APR_EBUSY);
+    ck_assert(now_s() - start < 1.0);
+    jr_wqueue_leave(q);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    jr_wqueue_leave(q);
+}
+END_TEST
+
+/* ---- other processes ------------------------------------------------------------------- */
+
+/* A child that takes the lock file with flock, as another process of the module would, tells
+ * the parent through the pipe, and holds it until it is killed. */
+static pid_t child_holding(const char *lock_path)
+{
+    int p[2];
+    char c;
+    pid_t pid;
+    ck_assert_int_eq(pipe(p), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(lock_path, O_RDWR | O_CREAT, 0660);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(p[1], "x", 1) != 1) {
+            _exit(1);
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    close(p[1]);
+    ck_assert_int_eq(read(p[0], &c, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+/* Waits up to secs for flag; whether it was set. */
+static int wait_for(volatile int *flag, double secs)
+{
+    double until = now_s() + secs;
+    while (!*flag && now_s() < until) {
+        usleep(10000);
+    }
+    return *flag;
+}
+
+START_TEST(a_killed_holder_frees_the_queue)
+{
+    shared_t s = {0};
+    pthread_t t;
+    pid_t pid;
+    int status;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    pid = child_holding(jr_wqueue_path(s.q));
+    s.timeout_ms = 1000;
+    ck_assert_int_eq(pthread_create(&t, NULL, enter_once, &s), 0);
+    ck_assert(!wait_for(&s.entered, 0.4)); /* it waits for the other process */
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(wait_for(&s.entered, 10.0)); /* the kernel released the dead holder's lock */
+    pthread_join(t, NULL);
+    ck_assert_int_eq(s.rv, APR_SUCCESS);
+}
+END_TEST
+
+/* A child forked after the parent opened the lock file must not use the inherited descriptor:
+ * flock would see parent and child as one holder. (httpd forks its children from a parent
+ * that holds no queue; so does this test.) */
+START_TEST(a_forked_child_queues_behind_its_parent)
+{
+    jr_wqueue_t *q;
+    int go[2], done[2], status;
+    char c;
+    pid_t pid;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS); /* opens the file */
+    jr_wqueue_leave(q);
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(done), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int ok = read(go[0], &c, 1) == 1 && jr_wqueue_enter(q, 1000) == APR_SUCCESS;
+        _exit(ok && write(done[1], "x", 1) == 1 ? 0 : 1);
+    }
+    close(done[1]);
+    ck_assert_int_eq(jr_wqueue_enter(q, 1000), APR_SUCCESS);
+    ck_assert_int_eq(write(go[1], "x", 1), 1);
+    fcntl(done[0], F_SETFL, O_NONBLOCK);
+    usleep(400000);
+    errno = 0;
+    ck_assert_int_eq(read(done[0], &c, 1), -1); /* still waiting behind the parent */
+    ck_assert_int_eq(errno, EAGAIN);
+    jr_wqueue_leave(q);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(read(done[0], &c, 1), 1);
+    close(done[0]);
+    close(go[0]);
+    close(go[1]);
+}
+END_TEST
+
+/* ---- jr_db.c: entered before BEGIN IMMEDIATE, left on every way out ----------------------- */
+
+static jr_db_t *open_db(apr_pool_t *p)
+{
+    jr_db_t *db = NULL;
+    const char *err = NULL;
+    int applied, version;
+    ck_assert_msg(jr_db_open(&db, p, "sqlite3", dbpath, &err) == APR_SUCCESS, "open: %s",
+                  err ? err : "?");
+    ck_assert_msg(jr_migrate(db, p, &applied, &version, &err) == APR_SUCCESS, "migrate: %s",
+                  err ? err : "?");
+    ck_assert_int_eq(jr_db_prepare_all(db), APR_SUCCESS);
+    return db;
+}
+
+static apr_status_t insert_branch(jr_db_t *db, const char *name)
+{
+    jr_rows_t *rows = NULL;
+    const char *now = jr_now_iso(unit_pool);
+    return jr_db_select(db, unit_pool, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now));
+}
+
+static const char *lock_path(void)
+{
+    return apr_pstrcat(unit_pool, dbpath, JR_WQUEUE_SUFFIX, NULL);
+}
+
+START_TEST(transactions_hold_the_queue_until_they_end)
+{
+    jr_db_t *db = open_db(unit_pool);
+    jr_log_set(NULL, NULL, JR_LOG_OFF); /* the failed statement's JR01005 */
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    ck_assert(held(lock_path()));
+    ck_assert_int_eq(insert_branch(db, "A"), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    ck_assert(!held(lock_path()));
+    /* A statement that fails half way, then the rollback. */
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    ck_assert_int_ne(insert_branch(db, "A"), APR_SUCCESS);
+    ck_assert(held(lock_path()));
+    jr_db_rollback(db);
+    ck_assert(!held(lock_path()));
+    /* The lazy transaction: reads hold nothing, the first write enters. */
+    jr_db_begin_lazy(db);
+    ck_assert(!held(lock_path()));
+    ck_assert_int_eq(insert_branch(db, "B"), APR_SUCCESS);
+    ck_assert(held(lock_path()));
+    ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    ck_assert(!held(lock_path()));
+    /* A write outside a transaction enters and leaves around itself. */
+    ck_assert_int_eq(insert_branch(db, "C"), APR_SUCCESS);
+    ck_assert(!held(lock_path()));
+}
+END_TEST
+
+START_TEST(a_pool_cleanup_leaves_the_queue)
+{
+    apr_pool_t *req;
+    jr_db_t *db;
+    ck_assert_int_eq(apr_pool_create(&req, unit_pool), APR_SUCCESS);
+    db = open_db(req);
+    jr_log_set(NULL, NULL, JR_LOG_OFF);
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(insert_branch(db, "Lost"), APR_SUCCESS);
+    ck_assert(held(lock_path()));
+    apr_pool_destroy(req); /* a request that ended half way */
+    ck_assert(!held(lock_path()));
+    db = open_db(unit_pool);
+    ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+    jr_db_rollback(db);
+}
+END_TEST
+
+/* A second connection of the thread that holds the queue cannot write: busy at once, as a
+ * busy BEGIN, also for a write outside a transaction. */
+START_TEST(a_second_connection_of_the_holder_is_busy)
+{
+    jr_db_t *one = open_db(unit_pool), *two = open_db(unit_pool);
+    jr_log_set(NULL, NULL, JR_LOG_OFF);
+    ck_assert_int_eq(jr_db_begin(one), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_begin(two), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_error(two), JR_DB_E_BUSY);
+    ck_assert_int_ne(insert_branch(two, "X"), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_error(two), JR_DB_E_BUSY);
+    ck_assert(held(lock_path()));
+    jr_db_rollback(one);
+    ck_assert(!held(lock_path()));
+    ck_assert_int_eq(insert_branch(two, "X"), APR_SUCCESS);
+}
+END_TEST
+
+Suite *suite_wqueue(void)
+{
+    Suite *s = suite_create("wqueue");
+    TCase *tc = tcase_create("wqueue");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, lock_file_next_to_the_database);
+    tcase_add_test(tc, threads_queue_one_at_a_time);
+    tcase_add_test(tc, a_waiting_thread_gives_up_after_its_timeout);
+    tcase_add_test(tc, threads_enter_in_the_order_they_came);
+    tcase_add_test(tc, a_returning_holder_does_not_overtake_a_waiter);
+    tcase_add_test(tc, the_holding_thread_is_refused_at_once);
+    tcase_add_test(tc, a_killed_holder_frees_the_queue);
+    tcase_add_test(tc, a_forked_child_queues_behind_its_parent);
+    tcase_add_test(tc, transactions_hold_the_queue_until_they_end);
+    tcase_add_test(tc, a_pool_cleanup_leaves_the_queue);
+    tcase_add_test(tc, a_second_connection_of_the_holder_is_busy);
+    suite_add_tcase(s, tc);
+    return s;
+}
