@@ -198,7 +198,7 @@ START_TEST(keys_create_shows_the_secret_once)
     ck_assert_ptr_null(json_object_get(res.json, "key"));
     res = fx_call(jr_op_keys_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_ptr_null(strstr(json_dumps(res.json, 0), secret));
+    ck_assert_ptr_null(strstr(jr_json_dump(fx_pool, res.json, NULL), secret));
 }
 END_TEST
 
