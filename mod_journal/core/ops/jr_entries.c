@@ -43,16 +43,23 @@ const jr_field_spec_t jr_fields_entries[] = {
     {NULL, NULL},
 };
 
+/* The scope row (branch_id, deleted_at, ...) of record id read by q: 1 when it exists, is not
+ * deleted and lies in the caller's branches, 0 when not, -1 when the database failed. */
+static int visible_row(jr_ctx_t *ctx, jr_stmt_id_t q, long long id, jr_rows_t **rows)
+{
+    if (jr_db_select(ctx->db, ctx->pool, q, rows, JR_ARGS(jr_i64(ctx->pool, id))) != APR_SUCCESS) {
+        return -1;
+    }
+    return (*rows)->nrows == 1 && !jr_rows_get(*rows, 0, "deleted_at") &&
+           jr_branch_visible(ctx, jr_rows_int(*rows, 0, "branch_id", 0));
+}
+
 int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRY_SCOPE, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return -1;
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return 0;
+    int rc = visible_row(ctx, JR_Q_ENTRY_SCOPE, id, &rows);
+    if (rc != 1) {
+        return rc;
     }
     if (branch_id) {
         *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
@@ -66,13 +73,9 @@ int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long lon
 int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
 {
     jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_GROUP_SCOPE, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return -1;
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return 0;
+    int rc = visible_row(ctx, JR_Q_GROUP_SCOPE, id, &rows);
+    if (rc != 1) {
+        return rc;
     }
     if (branch_id) {
         *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
