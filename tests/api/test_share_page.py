@@ -121,9 +121,12 @@ def test_screenshot_of_the_page_shows_the_students_name(server, tmp_path):
         "name": name, "group_id": fam.group["id"]}), 201)
     link = create_link(server, "student", student["id"])
     shot = tmp_path / "page.png"
-    out = chromium(f"--screenshot={shot}", "--hide-scrollbars",
+    # Still a 360 px wide layout, drawn at two device pixels per CSS pixel: at one, tesseract
+    # reads the bold heading "Whisper" as "Wh … per" every time; at two, all 144 names read back.
+    out = chromium(f"--screenshot={shot}", "--hide-scrollbars", "--force-device-scale-factor=2",
                    f"{server.base_url}/share/{link['token']}")
     assert shot.exists(), out.stderr[-2000:]
+    assert Image.open(shot).size[0] == 720
     ocr = subprocess.run(["tesseract", str(shot), "-", "--psm", "3"], capture_output=True,
                          text=True, timeout=120)
     assert ocr.returncode == 0, ocr.stderr[-2000:]
