@@ -66,12 +66,21 @@ at_least() { # what, count, floor
     echo "check: $2 $1 passed (floor $3)"
 }
 
+# The integration tests spend most of their time waiting (for a worker's lease, a heartbeat, a
+# server to start), so they run on more pytest-xdist workers than the machine has cores. Each
+# test file stays on one worker (--dist loadfile): a file's tests share its fixtures and order.
+# Every server of the harness has its own ports, directories and database.
+TEST_WORKERS=${JOURNAL_TEST_WORKERS:-4}
+case "$TEST_WORKERS" in ''|*[!0-9]*|0) echo "check: JOURNAL_TEST_WORKERS must be a number from 1" >&2; exit 2 ;; esac
+unset JOURNAL_TEST_WORKERS
+
 pytest_run() { # label, floor, extra env...
     label=$1 floor=$2; shift 2
     xml="$work/$label.xml"
     rm -f "$xml"
     # -o addopts=: an ini file's addopts cannot narrow the run either.
     env "$@" $PY -m pytest tests/api -q -rs --strict-markers -p no:cacheprovider -o addopts= \
+        -n "$TEST_WORKERS" --dist loadfile \
         -o junit_suite_name="$label" --junitxml="$xml" || return 1
     passed=$($PY -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()

@@ -6,10 +6,37 @@
                 database, stopped (and its error log checked) when the test ends.
 """
 
+import os
+import tempfile
+
 import pytest
 
 import harness
 from harness import Server
+
+LSAN_FILE_ENV = "JOURNAL_LSAN_NOT_RUN_FILE"
+
+
+def pytest_configure(config):
+    """Processes whose leak check could not run are appended to a file: with pytest-xdist the
+    tests run in worker processes, and only a file brings their notes to the summary."""
+    if hasattr(config, "workerinput"):
+        return
+    if not os.environ.get(LSAN_FILE_ENV):
+        fd, path = tempfile.mkstemp(prefix="jr-lsan-not-run-")
+        os.close(fd)
+        os.environ[LSAN_FILE_ENV] = path
+        config._jr_lsan_own_file = path
+    path = os.environ[LSAN_FILE_ENV]
+    # make check shares one file between its steps: this run reports what it appended.
+    config._jr_lsan_offset = os.path.getsize(path) if os.path.exists(path) else 0
+
+
+def pytest_unconfigure(config):
+    own = getattr(config, "_jr_lsan_own_file", None)
+    if own:
+        os.environ.pop(LSAN_FILE_ENV, None)
+        os.unlink(own)
 
 
 def pytest_report_header(config):
@@ -17,12 +44,18 @@ def pytest_report_header(config):
             f"sanitize={'yes' if harness.SANITIZE else 'no'}")
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     """Says where LeakSanitizer could not run (see harness.LSAN_NOT_RUN_RE): never silent."""
-    if harness.LSAN_NOT_RUN:
-        terminalreporter.write_sep("=", f"leak check not run in {len(harness.LSAN_NOT_RUN)} "
+    notes = []
+    path = os.environ.get(LSAN_FILE_ENV)
+    if path and os.path.exists(path):
+        with open(path) as f:
+            f.seek(getattr(config, "_jr_lsan_offset", 0))
+            notes = f.read().splitlines()
+    if notes:
+        terminalreporter.write_sep("=", f"leak check not run in {len(notes)} "
                                         "processes (LeakSanitizer was refused ptrace)")
-        for note in harness.LSAN_NOT_RUN[:20]:
+        for note in notes[:20]:
             terminalreporter.write_line(f"  {note}")
 
 
