@@ -16,7 +16,7 @@
 #include "jr_keys.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
-#include "jr_ops_shared.h" /* jr_search_term */
+#include "jr_search.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 #include "ops_fixture.h" /* fx_dir_*: the directory of the test databases */
