@@ -9,8 +9,8 @@
 #include "jr_counters.h"
 #include "jr_json.h"
 #include "jr_log.h"
-#include "jr_ops_shared.h"
 #include "jr_stmts.h"
+#include "jr_users.h"
 #include "jr_util.h"
 
 static const char *const bad_login = "invalid username or password";
@@ -27,23 +27,6 @@ static int is_token(const char *t)
         }
     }
     return 1;
-}
-
-apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out)
-{
-    jr_rows_t *rows;
-    apr_status_t rv;
-    int i;
-    *out = apr_array_make(ctx->pool, 4, sizeof(long long));
-    rv = jr_db_select(ctx->db, ctx->pool, JR_Q_USER_BRANCH_IDS, &rows,
-                      JR_ARGS(jr_i64(ctx->pool, user_id)));
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    for (i = 0; i < rows->nrows; ++i) {
-        APR_ARRAY_PUSH(*out, long long) = jr_rows_int(rows, i, "branch_id", 0);
-    }
-    return APR_SUCCESS;
 }
 
 void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids)

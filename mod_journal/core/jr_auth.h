@@ -13,9 +13,6 @@ int jr_auth_session(jr_ctx_t *ctx, const char *token, jr_result_t *res);
  * (0): 401 with the message ended when the session is unknown, expired or its user inactive. */
 int jr_auth_session_hash(jr_ctx_t *ctx, const char *hash, const char *ended, jr_result_t *res);
 
-/* Branch ids of a user, sorted. */
-apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out);
-
 /* Makes the identity's branch scope: admins see every branch. */
 void jr_identity_set_branches(jr_ctx_t *ctx, apr_array_header_t *ids);
 

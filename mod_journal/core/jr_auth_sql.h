@@ -14,8 +14,6 @@
     X(SESSION_DELETE_USER, "DELETE FROM sessions WHERE user_id = " JR_INT)                         \
     X(SESSION_PURGE, "DELETE FROM sessions WHERE expires_at <= %s")                                \
     X(LOGIN_USER, "SELECT id, password_hash, active FROM users WHERE username = %s")               \
-    X(USER_BRANCH_IDS,                                                                             \
-      "SELECT branch_id FROM user_branches WHERE user_id = " JR_INT " ORDER BY branch_id")         \
     /* end of JR_AUTH_STMTS */
 
 #endif

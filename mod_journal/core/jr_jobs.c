@@ -181,3 +181,16 @@ long long jr_job_backoff(int attempt, long long retry_after)
     }
     return delay;
 }
+
+apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel)
+{
+    apr_pool_t *p = ctx->pool;
+    jr_rows_t *rows;
+    if (jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL, JR_ARGS(jr_now_iso(p), channel)) !=
+            APR_SUCCESS ||
+        (ctx->db->dialect == JR_DB_PGSQL &&
+         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS)) {
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}

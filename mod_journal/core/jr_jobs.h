@@ -71,6 +71,10 @@ apr_status_t jr_jobs_due(jr_ctx_t *ctx, const jr_queue_t *q, int *ready, apr_tim
  * The number expired, or -1 on a database error. */
 int jr_jobs_reclaim_dead(jr_ctx_t *ctx, const jr_queue_t *q, const char *host, long self_pid);
 
+/* Bumps a worker channel's generation and, on PostgreSQL, notifies it, in the caller's
+ * transaction: the workers look at their queues once it commits. */
+apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel);
+
 /* Seconds to wait before the next attempt after a failed one: 2^attempt (2 s, 4 s, ...,
  * at most 300 s), or the server's Retry-After when longer (at most an hour). */
 long long jr_job_backoff(int attempt, long long retry_after);

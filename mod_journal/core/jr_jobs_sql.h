@@ -42,6 +42,10 @@
 
 #define JR_JOBS_STMTS(X)                                                                           \
     JR_QUEUE_STMTS(X, AI, "ai_jobs", "pending", "", JR_QUEUE_RETURNING)                            \
+    X(SIGNAL_BUMP,                                                                                 \
+      "UPDATE worker_signals SET generation = generation + 1, updated_at = %s WHERE name = %s")    \
+    /* PostgreSQL only (the worker LISTENs); SQLite workers watch the generation. */               \
+    X(SIGNAL_NOTIFY, "SELECT %s AS ok", "SELECT pg_notify(%s, '') IS NULL AS ok")                  \
     /* end of JR_JOBS_STMTS */
 
 #endif

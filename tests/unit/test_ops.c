@@ -269,6 +269,46 @@ START_TEST(groups_update)
 }
 END_TEST
 
+/* ---- loading a record by id (jr_load) --------------------------------------------------- */
+
+START_TEST(load_judges_scope_trash_and_refs)
+{
+    long long a = fx_new_branch("A"), b = fx_new_branch("B"), g = fx_new_group("G", a);
+    long long tid = fx_new_tutor("tina", jr_psprintf(fx_pool, "[%lld]", b));
+    jr_result_t res;
+    jr_rows_t *row = NULL;
+    jr_ctx_t t;
+
+    jr_result_init(&res, fx_pool);
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, 0, &row), 0);
+    ck_assert_int_eq(jr_rows_int(row, 0, "branch_id", 0), a);
+    ck_assert_ptr_null(jr_rows_get(row, 0, "name")); /* the scope row only */
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, JR_LOAD_ROW, &row), 0);
+    ck_assert_str_eq(jr_rows_get(row, 0, "name"), "G");
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g + 100, 0, NULL), 404);
+    ck_assert_str_eq(fx_error(&res), "group not found");
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g + 100, JR_LOAD_REF, NULL), 400);
+    ck_assert_str_eq(fx_error(&res),
+                     jr_psprintf(fx_pool, "group_id: group %lld does not exist", g + 100));
+    /* Another branch's record reads as absent; a branch is in its own scope. */
+    fx_tutor_ctx(&t, tid);
+    ck_assert_int_eq(jr_group_load(&t, &res, g, 0, NULL), 404);
+    ck_assert_str_eq(fx_error(&res), "group not found");
+    ck_assert_int_eq(jr_branch_load(&t, &res, a, 0, NULL), 404);
+    ck_assert_int_eq(jr_branch_load(&t, &res, b, 0, NULL), 0);
+
+    /* In the trash: absent for work on it, present for a restore. */
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, JR_LOAD_DELETED, NULL), 404);
+    ck_assert_str_eq(fx_error(&res), "no deleted group with this id");
+    fx_set_id(&fx_ctx, g);
+    ck_assert_int_eq(fx_call(jr_op_groups_delete, NULL).status, 200);
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, 0, NULL), 404);
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, JR_LOAD_REF, NULL), 400);
+    ck_assert_int_eq(jr_group_load(&fx_ctx, &res, g, JR_LOAD_DELETED | JR_LOAD_ROW, &row), 0);
+    ck_assert_ptr_nonnull(jr_rows_get(row, 0, "deleted_at"));
+}
+END_TEST
+
 Suite *suite_ops(void)
 {
     Suite *s = suite_create("ops");
@@ -284,5 +324,6 @@ Suite *suite_ops(void)
     tcase_add_test(tc, groups_restore_name_conflict);
     tcase_add_test(tc, groups_list_paging);
     tcase_add_test(tc, groups_update);
+    tcase_add_test(tc, load_judges_scope_trash_and_refs);
     return s;
 }

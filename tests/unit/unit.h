@@ -9,7 +9,8 @@ Suite *suite_util(void);      /* test_util.c: jr_util.h */
 Suite *suite_json(void);      /* test_json.c: jr_json.h */
 Suite *suite_crypt(void);     /* test_crypt.c: jr_crypt.h */
 Suite *suite_router(void);    /* test_router.c: jr_router.h, jr_routes.c */
-Suite *suite_db(void);        /* test_db.c: jr_db.h, jr_migrate.h, jr_stmts.h */
+Suite *suite_db(void);        /* test_db*.c: jr_db.h, jr_migrate.h, jr_stmts.h */
+Suite *suite_search(void);    /* test_search.c: jr_search.h, the indexed search plans */
 Suite *suite_road(void);      /* test_road.c: jr_road.h */
 Suite *suite_ops_records(void); /* test_ops_records.c: entries, lesson reports, keys admin */
 Suite *suite_ops(void);       /* test_ops.c: branch and group operations */

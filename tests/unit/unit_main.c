@@ -42,6 +42,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_crypt());
     srunner_add_suite(sr, suite_router());
     srunner_add_suite(sr, suite_db());
+    srunner_add_suite(sr, suite_search());
     srunner_add_suite(sr, suite_ops());
     srunner_add_suite(sr, suite_ops_users());
     srunner_add_suite(sr, suite_time());

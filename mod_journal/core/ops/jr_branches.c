@@ -25,15 +25,12 @@ static json_t *branch_json(const jr_rows_t *r, int i)
                      "updated_at", jr_rows_get(r, i, "updated_at"));
 }
 
-/* The branch if it exists and the caller may see it. */
-static json_t *branch_load(jr_ctx_t *ctx, long long id, apr_status_t *rv)
+/* A branch's scope is itself: a tutor sees the branches assigned to them. */
+static const jr_kind_t branch_kind = {"branch", NULL, JR_Q_BRANCH_GET, JR_Q_BRANCH_GET, "id", 0};
+
+int jr_branch_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
 {
-    jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_BRANCH_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
-    if (*rv != APR_SUCCESS || rows->nrows != 1 || !jr_branch_visible(ctx, id)) {
-        return NULL;
-    }
-    return jr_json_own(ctx->pool, branch_json(rows, 0));
+    return jr_load(ctx, res, &branch_kind, id, flags, row);
 }
 
 static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
@@ -75,15 +72,12 @@ int jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 int jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    apr_status_t rv;
-    json_t *b = branch_load(ctx, jr_param_id(ctx, "id"), &rv);
-    if (rv != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
+    jr_rows_t *rows;
+    int st;
+    if ((st = jr_branch_load(ctx, res, jr_param_id(ctx, "id"), 0, &rows)) != 0) {
+        return st;
     }
-    if (!b) {
-        return jr_err_not_found(ctx, res, "branch");
-    }
-    return jr_reply(res, ctx->pool, 200, json_incref(b));
+    return jr_reply(res, ctx->pool, 200, branch_json(rows, 0));
 }
 
 static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result_t *res)
@@ -109,8 +103,6 @@ int jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *name, *now = jr_now_iso(p);
     jr_rows_t *rows;
     long long id;
-    apr_status_t rv;
-    json_t *b;
 
     name = jr_json_trimmed(p, in, "name");
     if (name_taken(ctx, name, 0, res)) {
@@ -125,10 +117,10 @@ int jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    if (!(b = branch_load(ctx, id, &rv))) {
+    if (jr_branch_load(ctx, res, id, 0, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 201, json_incref(b));
+    return jr_reply(res, p, 201, branch_json(rows, 0));
 }
 
 int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -136,11 +128,11 @@ int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *name;
-    apr_status_t rv;
-    json_t *b;
+    jr_rows_t *rows;
+    int st;
 
-    if (!branch_load(ctx, id, &rv)) {
-        return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "branch");
+    if ((st = jr_branch_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     name = jr_json_trimmed(p, in, "name");
     if (name_taken(ctx, name, id, res)) {
@@ -152,10 +144,10 @@ int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
             APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    if (!(b = branch_load(ctx, id, &rv))) {
+    if (jr_branch_load(ctx, res, id, 0, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200, json_incref(b));
+    return jr_reply(res, p, 200, branch_json(rows, 0));
 }
 
 int jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -163,10 +155,10 @@ int jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
-    apr_status_t rv;
+    int st;
 
-    if (!branch_load(ctx, id, &rv)) {
-        return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "branch");
+    if ((st = jr_branch_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     /* Checked inside the transaction so no group can slip in between. */
     if (jr_db_select(ctx->db, p, JR_Q_BRANCH_GROUP_COUNT, &rows, JR_ARGS(jr_i64(p, id))) !=

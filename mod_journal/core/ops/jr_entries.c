@@ -7,13 +7,16 @@
 
 #include "jr_cursor.h"
 #include "jr_entries.h"
+#include "jr_groups.h"
 #include "jr_json.h"
 #include "jr_jw.h"
+#include "jr_load.h"
 #include "jr_modules.h"
-#include "jr_ops_shared.h"
 #include "jr_queues.h"
 #include "jr_record_events.h"
+#include "jr_search.h"
 #include "jr_settings.h"
+#include "jr_students.h"
 #include "jr_stmts.h"
 #include "jr_time.h"
 #include "jr_util.h"
@@ -43,49 +46,11 @@ const jr_field_spec_t jr_fields_entries[] = {
     {NULL, NULL},
 };
 
-/* The scope row (branch_id, deleted_at, ...) of record id read by q: 1 when it exists, is not
- * deleted and lies in the caller's branches, 0 when not, -1 when the database failed. */
-static int visible_row(jr_ctx_t *ctx, jr_stmt_id_t q, long long id, jr_rows_t **rows)
-{
-    if (jr_db_select(ctx->db, ctx->pool, q, rows, JR_ARGS(jr_i64(ctx->pool, id))) != APR_SUCCESS) {
-        return -1;
-    }
-    return (*rows)->nrows == 1 && !jr_rows_get(*rows, 0, "deleted_at") &&
-           jr_branch_visible(ctx, jr_rows_int(*rows, 0, "branch_id", 0));
-}
+static const jr_kind_t entry_kind = {"entry", NULL, JR_Q_ENTRY_GET, JR_Q_ENTRY_SCOPE, "branch_id", 1};
 
-int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id)
+int jr_entry_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
 {
-    jr_rows_t *rows;
-    int rc = visible_row(ctx, JR_Q_ENTRY_SCOPE, id, &rows);
-    if (rc != 1) {
-        return rc;
-    }
-    if (branch_id) {
-        *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
-    }
-    if (group_id) {
-        *group_id = jr_rows_int(rows, 0, "group_id", 0);
-    }
-    return 1;
-}
-
-int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id)
-{
-    jr_rows_t *rows;
-    int rc = visible_row(ctx, JR_Q_GROUP_SCOPE, id, &rows);
-    if (rc != 1) {
-        return rc;
-    }
-    if (branch_id) {
-        *branch_id = jr_rows_int(rows, 0, "branch_id", 0);
-    }
-    return 1;
-}
-
-apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char *what)
-{
-    return rc < 0 ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, what);
+    return jr_load(ctx, res, &entry_kind, id, flags, row);
 }
 
 /* Column indexes of an entry row, resolved once per result. */
@@ -176,13 +141,9 @@ static int reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id
     entry_cols_t cols;
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "entry");
+    int st;
+    if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
@@ -318,19 +279,15 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    int rc;
     /* An entry keeps its group even while that group is in the trash; a new group must be
      * live and visible. */
-    if (e->group_id != old_group && (rc = jr_group_visible(ctx, e->group_id, &e->branch_id)) != 1) {
-        rc < 0 ? jr_err_db(ctx, res)
-               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
-                                e->group_id);
-        return -1;
+    if (e->group_id != old_group) {
+        if (jr_group_load(ctx, res, e->group_id, JR_LOAD_REF, &rows) != 0) {
+            return -1;
+        }
+        e->branch_id = jr_rows_int(rows, 0, "branch_id", 0);
     }
-    if (e->module_id && (rc = jr_module_exists(ctx, e->module_id, NULL)) != 1) {
-        rc < 0 ? jr_err_db(ctx, res)
-               : jr_err_invalid(ctx, res, "module_id", "module_id: module %lld does not exist",
-                                e->module_id);
+    if (e->module_id && jr_module_load(ctx, res, e->module_id, JR_LOAD_REF, NULL) != 0) {
         return -1;
     }
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_MATCH, &rows,
@@ -387,14 +344,10 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *mod = json_object_get(in, "module_id");
     entry_input_t e;
     jr_rows_t *rows;
-    int changed_text;
+    int changed_text, st;
 
-    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "entry");
+    if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
@@ -427,10 +380,10 @@ int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *now = jr_now_iso(p);
-    int n = 0, rc;
+    int n = 0, st;
 
-    if ((rc = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
-        return jr_not_visible(ctx, res, rc, "entry");
+    if ((st = jr_entry_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now, jr_i64(p, id))) !=
@@ -447,12 +400,13 @@ int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 int jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    long long id = jr_param_id(ctx, "id"), branch = 0;
-    int rc;
-    if ((rc = jr_entry_visible(ctx, id, &branch, NULL)) != 1) {
-        return jr_not_visible(ctx, res, rc, "entry");
+    long long id = jr_param_id(ctx, "id");
+    jr_rows_t *rows;
+    int st;
+    if ((st = jr_entry_load(ctx, res, id, 0, &rows)) != 0) {
+        return st;
     }
-    if (queue_check(ctx, id, branch) != APR_SUCCESS ||
+    if (queue_check(ctx, id, jr_rows_int(rows, 0, "branch_id", 0)) != APR_SUCCESS ||
         jr_audit(ctx, "recheck", "entry", id, NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
@@ -466,13 +420,9 @@ int jr_op_entries_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
-    int n = 0;
-    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at") ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "entry");
+    int n = 0, st;
+    if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (!jr_rows_get(rows, 0, "description_original")) {
         return jr_err_conflict(ctx, res,

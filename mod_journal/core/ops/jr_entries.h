@@ -1,20 +1,14 @@
-/* Journal entries: shared lookups for the operations built on entries (files, photos, AI
- * checks, trash). */
+/* Journal entries: the operations, and the lookup the operations built on entries share
+ * (files, photos, photo jobs). */
 #ifndef JR_ENTRIES_H
 #define JR_ENTRIES_H
 
-#include "jr_ctx.h"
+#include "jr_load.h"
 #include "jr_router.h"
 
-/* 1 when entry id exists, is not deleted and the caller may see its branch (*branch_id and
- * *group_id filled when not NULL); 0 when not; -1 on a database error. */
-int jr_entry_visible(jr_ctx_t *ctx, long long id, long long *branch_id, long long *group_id);
-
-/* The same for a group (not deleted, in the caller's branches). */
-int jr_group_visible(jr_ctx_t *ctx, long long id, long long *branch_id);
-
-/* Answers 404/503 for a lookup result of the two functions above (0 or -1). */
-apr_status_t jr_not_visible(jr_ctx_t *ctx, jr_result_t *res, int rc, const char *what);
+/* Entry id as jr_load() judges it: live, in the caller's branches. Without JR_LOAD_ROW the
+ * row holds branch_id, group_id and deleted_at only. */
+int jr_entry_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row);
 
 /* Operations of the road (jr_routes.c) and the field tables of their bodies. */
 extern const jr_field_t jr_fields_entry_create[];

@@ -73,7 +73,6 @@
                 "e.branch_id", JR_SYNC_TAIL("e.updated_at", "e.id", "e.deleted_at")))              \
     X(ENTRY_GET, "SELECT " ENTRY_COLS ", e.deleted_at" ENTRY_FROM " WHERE e.id = " JR_INT)         \
     X(ENTRY_SCOPE, "SELECT branch_id, group_id, deleted_at FROM entries WHERE id = " JR_INT)       \
-    X(GROUP_SCOPE, "SELECT branch_id, deleted_at FROM study_groups WHERE id = " JR_INT)            \
     X(ENTRY_INSERT,                                                                                \
       "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"           \
       " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"                 \

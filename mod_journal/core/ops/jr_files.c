@@ -149,17 +149,6 @@ static json_t *file_json(const jr_rows_t *r, int i)
                      jr_rows_get(r, i, "sha256"), "created_at", jr_rows_get(r, i, "created_at"));
 }
 
-/* The entry of the path if the caller may see it: 1, or 0 with the answer in res. */
-static int entry_ok(jr_ctx_t *ctx, jr_result_t *res, long long id)
-{
-    int rc = jr_entry_visible(ctx, id, NULL, NULL);
-    if (rc != 1) {
-        jr_not_visible(ctx, res, rc, "entry");
-        return 0;
-    }
-    return 1;
-}
-
 /* The file row of the path (it must belong to the entry): the row, or NULL with res filled. */
 static jr_rows_t *file_row(jr_ctx_t *ctx, jr_result_t *res, long long entry_id)
 {
@@ -187,7 +176,7 @@ int jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *items;
     int i;
 
-    if (jr_list_params(ctx, res, &limit, &offset) != 0 || !entry_ok(ctx, res, id)) {
+    if (jr_list_params(ctx, res, &limit, &offset) != 0 || jr_entry_load(ctx, res, id, 0, NULL) != 0) {
         return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_FILES_LIST, &rows,
@@ -224,7 +213,7 @@ int jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_status_t rv;
     int vis;
 
-    if (!entry_ok(ctx, res, id) || jr_files_incoming(ctx, res, 1, &up) != 0) {
+    if (jr_entry_load(ctx, res, id, 0, NULL) != 0 || jr_files_incoming(ctx, res, 1, &up) != 0) {
         return res->status;
     }
     if (!jr_magic_type_in(up.type, ctx->cfg->upload_types)) {
@@ -238,8 +227,8 @@ int jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     }
     jr_on_rollback(ctx, drop_stored, (void *)st.stored_name);
     /* Again after the store: the entry may have gone to the trash meanwhile. */
-    if ((vis = jr_entry_visible(ctx, id, NULL, NULL)) != 1) {
-        return jr_not_visible(ctx, res, vis, "entry");
+    if ((vis = jr_entry_load(ctx, res, id, 0, NULL)) != 0) {
+        return vis;
     }
     if (jr_db_select(
             ctx->db, p, JR_Q_FILE_INSERT, &rows,
@@ -291,7 +280,7 @@ int jr_op_files_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
 
-    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
+    if (jr_entry_load(ctx, res, id, 0, NULL) != 0 || !(rows = file_row(ctx, res, id))) {
         return res->status;
     }
     if (!jr_files_reply_stored(ctx, res, rows, 0, jr_rows_get(rows, 0, "name"), 1)) {
@@ -310,7 +299,7 @@ int jr_op_files_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     int n = 0;
 
-    if (!entry_ok(ctx, res, id) || !(rows = file_row(ctx, res, id))) {
+    if (jr_entry_load(ctx, res, id, 0, NULL) != 0 || !(rows = file_row(ctx, res, id))) {
         return res->status;
     }
     fid = jr_rows_get(rows, 0, "id");

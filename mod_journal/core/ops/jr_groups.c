@@ -43,22 +43,12 @@ static json_t *group_json(const jr_rows_t *r, int i)
                      jr_rows_get(r, i, "updated_at"));
 }
 
-/* The group row if it exists, the caller may see its branch, and its trash state matches. */
-static jr_rows_t *group_row(jr_ctx_t *ctx, long long id, int deleted, apr_status_t *rv)
-{
-    jr_rows_t *rows;
-    *rv = jr_db_select(ctx->db, ctx->pool, JR_Q_GROUP_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id)));
-    if (*rv != APR_SUCCESS || rows->nrows != 1 ||
-        !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0)) ||
-        (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
-        return NULL;
-    }
-    return rows;
-}
+static const jr_kind_t group_kind = {"group", "group_id", JR_Q_GROUP_GET, JR_Q_GROUP_SCOPE,
+                                     "branch_id", 1};
 
-static apr_status_t not_found(jr_ctx_t *ctx, jr_result_t *res, apr_status_t rv)
+int jr_group_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
 {
-    return rv != APR_SUCCESS ? jr_err_db(ctx, res) : jr_err_not_found(ctx, res, "group");
+    return jr_load(ctx, res, &group_kind, id, flags, row);
 }
 
 static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
@@ -103,10 +93,10 @@ int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 int jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    apr_status_t rv;
-    jr_rows_t *rows = group_row(ctx, jr_param_id(ctx, "id"), 0, &rv);
-    if (!rows) {
-        return not_found(ctx, res, rv);
+    jr_rows_t *rows;
+    int st;
+    if ((st = jr_group_load(ctx, res, jr_param_id(ctx, "id"), JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     return jr_reply(res, ctx->pool, 200, group_json(rows, 0));
 }
@@ -167,7 +157,6 @@ int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *name, *now = jr_now_iso(p);
     long long branch, tutor, id;
     jr_rows_t *rows;
-    apr_status_t rv;
 
     name = jr_json_trimmed(p, in, "name");
     branch = jr_json_int(in, "branch_id", 0);
@@ -185,7 +174,7 @@ int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_audit(ctx, "create", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    if (!(rows = group_row(ctx, id, 0, &rv))) {
+    if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 201, group_json(rows, 0));
@@ -198,10 +187,10 @@ int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *name;
     jr_rows_t *rows;
     json_t *t;
-    apr_status_t rv;
+    int st;
 
-    if (!(rows = group_row(ctx, id, 0, &rv))) {
-        return not_found(ctx, res, rv);
+    if ((st = jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
@@ -234,7 +223,7 @@ int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "update", "group", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    if (!(rows = group_row(ctx, id, 0, &rv))) {
+    if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));
@@ -245,11 +234,10 @@ int jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *now = jr_now_iso(p);
-    apr_status_t rv;
-    int n = 0;
+    int n = 0, st;
 
-    if (!group_row(ctx, id, 0, &rv)) {
-        return not_found(ctx, res, rv);
+    if ((st = jr_group_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     if (jr_db_exec(ctx->db, p, JR_Q_GROUP_SOFT_DELETE, &n,
                    JR_ARGS(now, jr_opt_i64(p, ctx->who.user_id), now,
@@ -258,7 +246,7 @@ int jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_err_write(ctx, res, NULL);
     }
     if (n != 1) { /* deleted by a concurrent request */
-        return not_found(ctx, res, APR_SUCCESS);
+        return jr_err_not_found(ctx, res, "group");
     }
     return jr_reply_ok(res, p);
 }
@@ -268,11 +256,10 @@ int jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows, *taken;
-    apr_status_t rv;
+    int st;
 
-    if (!(rows = group_row(ctx, id, 1, &rv))) {
-        return rv != APR_SUCCESS ? jr_err_db(ctx, res)
-                                 : jr_fail(res, p, 404, "no deleted group with this id");
+    if ((st = jr_group_load(ctx, res, id, JR_LOAD_DELETED | JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (jr_db_select(ctx->db, p, JR_Q_GROUP_NAME_TAKEN, &taken,
                      JR_ARGS(jr_rows_get(rows, 0, "branch_id"), jr_rows_get(rows, 0, "name"),
@@ -289,7 +276,7 @@ int jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "restore", "group", id, NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    if (!(rows = group_row(ctx, id, 0, &rv))) {
+    if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
     return jr_reply(res, p, 200, group_json(rows, 0));

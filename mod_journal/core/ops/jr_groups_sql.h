@@ -17,6 +17,7 @@
                 " FROM study_groups g WHERE ",                                                     \
                 "g.branch_id", JR_SYNC_TAIL("g.updated_at", "g.id", "g.deleted_at")))              \
     X(GROUPS_COUNT, JR_SCOPED("SELECT COUNT(*) AS n" GROUP_FILTER, "g.branch_id", ""))             \
+    X(GROUP_SCOPE, "SELECT branch_id, deleted_at FROM study_groups WHERE id = " JR_INT)            \
     X(GROUP_GET, "SELECT " GROUP_COLS ", g.deleted_at FROM study_groups g WHERE g.id = " JR_INT)   \
     X(GROUP_NAME_TAKEN, "SELECT id FROM study_groups WHERE branch_id = " JR_INT                    \
                         " AND name = %s AND deleted_at IS NULL"                                    \

@@ -9,6 +9,7 @@
 #include "jr_jw.h"
 #include "jr_keys.h"
 #include "jr_keys_admin.h"
+#include "jr_load.h"
 #include "jr_users.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -83,6 +84,9 @@ json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
     text = jr_jw_done(&w, &len);
     return json_incref(jr_json_parse(p, text, len, &err));
 }
+
+/* Keys belong to no branch; only admins manage them. */
+static const jr_kind_t key_kind = {"API key", NULL, JR_Q_KEY_GET, JR_Q_KEY_GET, NULL, 0};
 
 /* The key's record (never the secret), NULL when absent. */
 json_t *jr_key_load(jr_ctx_t *ctx, long long id)
@@ -292,12 +296,10 @@ int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     key_input_t k;
     json_t *out;
+    int st;
 
-    if (jr_db_select(ctx->db, p, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1) {
-        return jr_err_not_found(ctx, res, "API key");
+    if ((st = jr_load(ctx, res, &key_kind, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (read_key_input(ctx, in, &k, res) != 0) {
         return res->status;

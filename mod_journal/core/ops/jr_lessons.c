@@ -4,9 +4,9 @@
 
 #include <apr_strings.h>
 
-#include "jr_entries.h"
 #include "jr_cursor.h"
 #include "jr_error_codes.h"
+#include "jr_groups.h"
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_lessons.h"
@@ -70,28 +70,22 @@ void jr_report_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
-/* The report row if it exists and the caller may see its branch; NULL with res filled. */
-static jr_rows_t *report_row(jr_ctx_t *ctx, jr_result_t *res, long long id)
+/* Lesson reports are deleted for good: no trash. */
+static const jr_kind_t report_kind = {"lesson report", NULL, JR_Q_REPORT_GET, JR_Q_REPORT_GET,
+                                      "branch_id", 0};
+
+int jr_report_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
 {
-    jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_REPORT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        jr_err_db(ctx, res);
-        return NULL;
-    }
-    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        jr_err_not_found(ctx, res, "lesson report");
-        return NULL;
-    }
-    return rows;
+    return jr_load(ctx, res, &report_kind, id, flags, row);
 }
 
 static int reply_report(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
-    jr_rows_t *rows = report_row(ctx, res, id);
+    jr_rows_t *rows;
     jr_jw_t w;
-    if (!rows) {
-        return res->status;
+    int st;
+    if ((st = jr_report_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     jr_jw_init(&w, ctx->pool, 2048);
     jr_report_write(&w, rows, 0);
@@ -202,7 +196,7 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
-    int y, m, d, h, mi, rc;
+    int y, m, d, h, mi;
     if (jr_parse_date(in->lesson_date, &y, &m, &d) != 0) {
         jr_err_invalid(ctx, res, "lesson_date", "lesson_date must be a real date YYYY-MM-DD");
         return -1;
@@ -212,12 +206,11 @@ static int check_report(jr_ctx_t *ctx, jr_result_t *res, report_input_t *in, lon
         return -1;
     }
     /* A report keeps its group while that group is in the trash; a new one must be live. */
-    if (in->group_id != old_group &&
-        (rc = jr_group_visible(ctx, in->group_id, &in->branch_id)) != 1) {
-        rc < 0 ? jr_err_db(ctx, res)
-               : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
-                                in->group_id);
-        return -1;
+    if (in->group_id != old_group) {
+        if (jr_group_load(ctx, res, in->group_id, JR_LOAD_REF, &rows) != 0) {
+            return -1;
+        }
+        in->branch_id = jr_rows_int(rows, 0, "branch_id", 0);
     }
     if (jr_db_select(ctx->db, p, JR_Q_REPORT_TAKEN, &rows,
                      JR_ARGS(jr_i64(p, in->group_id), in->lesson_date, jr_i64(p, self))) !=
@@ -318,9 +311,10 @@ int jr_op_reports_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *rows;
     report_input_t r;
     json_t *v;
+    int st;
 
-    if (!(rows = report_row(ctx, res, id))) {
-        return res->status;
+    if ((st = jr_report_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     current_values(rows, &r);
     r.group_id = jr_json_int(in, "group_id", r.group_id);
@@ -351,8 +345,9 @@ int jr_op_reports_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    if (!report_row(ctx, res, id)) {
-        return res->status;
+    int st;
+    if ((st = jr_report_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     if (jr_db_exec(ctx->db, p, JR_Q_REPORT_JOBS_DELETE, NULL, JR_ARGS(jr_i64(p, id))) !=
             APR_SUCCESS ||
@@ -387,7 +382,7 @@ int jr_op_reports_versions(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *count;
     jr_jw_t w;
     if (jr_list_params(ctx, res, &limit, &offset) != 0 ||
-        !report_row(ctx, res, jr_param_id(ctx, "id"))) {
+        jr_report_load(ctx, res, jr_param_id(ctx, "id"), 0, NULL) != 0) {
         return res->status;
     }
     if (jr_db_select(ctx->db, p, JR_Q_VERSIONS_COUNT, &count, JR_ARGS(id)) != APR_SUCCESS) {
@@ -408,8 +403,9 @@ int jr_op_reports_restore_version(jr_ctx_t *ctx, const json_t *in, jr_result_t *
     long long id = jr_param_id(ctx, "id"), vid = jr_param_id(ctx, "versionId");
     jr_rows_t *rows, *ver;
     report_input_t r;
-    if (!(rows = report_row(ctx, res, id))) {
-        return res->status;
+    int st;
+    if ((st = jr_report_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (jr_db_select(ctx->db, p, JR_Q_VERSION_GET, &ver, JR_ARGS(jr_i64(p, vid), jr_i64(p, id))) !=
         APR_SUCCESS) {
@@ -432,8 +428,9 @@ int jr_op_reports_ai_revert(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     report_input_t r;
-    if (!(rows = report_row(ctx, res, id))) {
-        return res->status;
+    int st;
+    if ((st = jr_report_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (!jr_rows_get(rows, 0, "text_original")) {
         return jr_err_conflict(ctx, res,

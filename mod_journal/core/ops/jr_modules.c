@@ -5,7 +5,7 @@
 #include "jr_json.h"
 #include "jr_jw.h"
 #include "jr_modules.h"
-#include "jr_ops_shared.h"
+#include "jr_search.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
@@ -42,34 +42,21 @@ static void module_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
-/* 1 when module id exists and is not deleted (its name in *name), 0 when not, -1 on error. */
-int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name)
+static const jr_kind_t module_kind = {"module", "module_id", JR_Q_MODULE_GET, JR_Q_MODULE_GET,
+                                      NULL, 1};
+
+int jr_module_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
 {
-    jr_rows_t *rows;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_EXISTS, &rows,
-                     JR_ARGS(jr_i64(ctx->pool, id))) != APR_SUCCESS) {
-        return -1;
-    }
-    if (name) {
-        *name = jr_rows_get(rows, 0, "name");
-    }
-    return rows->nrows == 1;
+    return jr_load(ctx, res, &module_kind, id, flags, row);
 }
 
-static int reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, long long id, int deleted)
+static int reply_module(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || (jr_rows_get(rows, 0, "deleted_at") != NULL) != deleted) {
-        return jr_fail(res, ctx->pool, 404, deleted ? "no deleted module with this id"
-                                                    : "module not found");
-    }
-    if (status == 0) {
-        return 0; /* existence check only: nothing answered */
+    int st;
+    if ((st = jr_module_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     jr_jw_init(&w, ctx->pool, 512);
     module_write(&w, rows, 0);
@@ -122,7 +109,7 @@ int jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 int jr_op_modules_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return reply_module(ctx, res, 200, jr_param_id(ctx, "id"), 0);
+    return reply_module(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
 static int name_taken(jr_ctx_t *ctx, jr_result_t *res, const char *name, long long self)
@@ -161,7 +148,7 @@ int jr_op_modules_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                  jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    return reply_module(ctx, res, 201, id, 0);
+    return reply_module(ctx, res, 201, id);
 }
 
 int jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -170,12 +157,10 @@ int jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id");
     const char *name, *desc;
     jr_rows_t *rows;
+    int st;
 
-    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || jr_rows_get(rows, 0, "deleted_at")) {
-        return jr_err_not_found(ctx, res, "module");
+    if ((st = jr_module_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
@@ -192,7 +177,7 @@ int jr_op_modules_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "update", "module", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    return reply_module(ctx, res, 200, id, 0);
+    return reply_module(ctx, res, 200, id);
 }
 
 int jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -200,10 +185,10 @@ int jr_op_modules_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     const char *now = jr_now_iso(p);
-    int n = 0;
+    int n = 0, st;
 
-    if (reply_module(ctx, res, 0, id, 0) != 0) {
-        return res->status;
+    if ((st = jr_module_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     /* Spec: deleting a module clears module_id on its entries (restoring does not relink). */
     if (jr_db_exec(ctx->db, p, JR_Q_MODULE_SOFT_DELETE, &n,
@@ -225,12 +210,10 @@ int jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
+    int st;
 
-    if (jr_db_select(ctx->db, p, JR_Q_MODULE_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
-        return jr_fail(res, p, 404, "no deleted module with this id");
+    if ((st = jr_module_load(ctx, res, id, JR_LOAD_DELETED | JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     if (name_taken(ctx, res, jr_rows_get(rows, 0, "name"), id)) {
         return res->status;
@@ -240,5 +223,5 @@ int jr_op_modules_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "restore", "module", id, NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, conflict);
     }
-    return reply_module(ctx, res, 200, id, 0);
+    return reply_module(ctx, res, 200, id);
 }

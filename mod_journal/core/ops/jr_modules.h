@@ -2,11 +2,15 @@
 #ifndef JR_MODULES_H
 #define JR_MODULES_H
 
+#include "jr_load.h"
 #include "jr_router.h"
 
 /* Body field tables of the routes (jr_routes.c). */
 extern const jr_field_t jr_fields_module_create[];
 extern const jr_field_t jr_fields_module_update[];
+
+/* Module id as jr_load() judges it (live; in the trash with JR_LOAD_DELETED). */
+int jr_module_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row);
 
 jr_op_fn jr_op_modules_list;
 jr_op_fn jr_op_modules_get;
@@ -14,8 +18,5 @@ jr_op_fn jr_op_modules_create;
 jr_op_fn jr_op_modules_update;
 jr_op_fn jr_op_modules_delete;
 jr_op_fn jr_op_modules_restore;
-
-/* 1 when module id exists and is not deleted (its name in *name), 0 when not, -1 on error. */
-int jr_module_exists(jr_ctx_t *ctx, long long id, const char **name);
 
 #endif

@@ -60,7 +60,6 @@
       "UPDATE entries SET module_id = NULL, updated_at = %s WHERE module_id = " JR_INT)            \
     X(MODULE_RESTORE, "UPDATE modules SET deleted_at = NULL, deleted_by = NULL, updated_at = %s"   \
                       " WHERE id = " JR_INT " AND deleted_at IS NOT NULL")                         \
-    X(MODULE_EXISTS, "SELECT name FROM modules WHERE id = " JR_INT " AND deleted_at IS NULL")      \
     /* end of JR_MODULES_STMTS */
 
 #endif

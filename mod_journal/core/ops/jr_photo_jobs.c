@@ -12,7 +12,7 @@
 #include "jr_entries.h"
 #include "jr_json.h"
 #include "jr_log.h"
-#include "jr_ops_shared.h"
+#include "jr_jobs.h"
 #include "jr_photo_jobs.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
@@ -166,10 +166,12 @@ static int reply_job(jr_ctx_t *ctx, jr_result_t *res, int status, long long entr
 static long long entry_of(jr_ctx_t *ctx, jr_result_t *res, long long *branch)
 {
     long long id = jr_param_id(ctx, "id");
-    int rc = jr_entry_visible(ctx, id, branch, NULL);
-    if (rc != 1) {
-        jr_not_visible(ctx, res, rc, "entry");
+    jr_rows_t *rows;
+    if (jr_entry_load(ctx, res, id, 0, &rows) != 0) {
         return 0;
+    }
+    if (branch) {
+        *branch = jr_rows_int(rows, 0, "branch_id", 0);
     }
     return id;
 }
@@ -538,15 +540,6 @@ int jr_op_photo_jobs_enabled(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_err_write(ctx, res, NULL);
     }
     return jr_reply(res, p, 200, json_pack("{s:b}", "enabled", on));
-}
-
-json_t *jr_photo_describe(jr_ctx_t *ctx, json_t *into)
-{
-    json_object_set_new(into, "enabled",
-                        json_boolean(jr_setting_on(ctx, JR_SETTING_PHOTO_WORKER_ENABLED)));
-    json_object_set_new(into, "service",
-                        json_pack("{s:b}", "configured", ctx->cfg->photo_ai_endpoint != NULL));
-    return into;
 }
 
 #define HEALTH_TIMEOUT_MS 2000L /* spec 8: the health call in a stack status */

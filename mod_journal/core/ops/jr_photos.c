@@ -7,6 +7,7 @@
 
 #include "jr_entries.h"
 #include "jr_files.h"
+#include "jr_groups.h"
 #include "jr_json.h"
 #include "jr_log.h"
 #include "jr_magic.h"
@@ -21,24 +22,18 @@ typedef struct {
     const char *audit_type;
     const char *id_key; /* of the record */
     int keep_original;  /* the first photo is kept as role original as well */
+    /* The owner as the caller may see it (jr_entries.h, jr_groups.h). */
+    int (*owner_load)(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags,
+                      jr_rows_t **row);
 } kind_t;
 
-static const kind_t entry_photo = {"entry", "current", "entry_photo", "entry_id", 1};
-static const kind_t group_cover = {"group", "cover", "group_cover", "group_id", 0};
+static const kind_t entry_photo = {"entry", "current", "entry_photo", "entry_id", 1,
+                                   jr_entry_load};
+static const kind_t group_cover = {"group", "cover", "group_cover", "group_id", 0,
+                                   jr_group_load};
 
 static const char *const changed_concurrently =
     "the photo was changed by another request at the same time, try again";
-
-static int owner_ok(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, long long id)
-{
-    int rc =
-        k == &entry_photo ? jr_entry_visible(ctx, id, NULL, NULL) : jr_group_visible(ctx, id, NULL);
-    if (rc != 1) {
-        jr_not_visible(ctx, res, rc, k->owner_type);
-        return 0;
-    }
-    return 1;
-}
 
 /* The photo rows of an owner; lock: inside the write transaction that changes them. */
 static apr_status_t load(jr_ctx_t *ctx, const kind_t *k, long long id, int lock, jr_rows_t **rows)
@@ -129,7 +124,7 @@ static int upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     apr_status_t rv;
     int vis, cur, had_orig;
 
-    if (!owner_ok(ctx, res, k, id) || jr_files_incoming(ctx, res, 0, &up) != 0) {
+    if (k->owner_load(ctx, res, id, 0, NULL) != 0 || jr_files_incoming(ctx, res, 0, &up) != 0) {
         return res->status;
     }
     if (!jr_magic_type_in(up.type, JR_PHOTO_TYPES)) {
@@ -159,8 +154,9 @@ static int upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
         jr_on_rollback(ctx, drop_hook, (void *)orig->stored_name);
     }
     /* Again after the store: what another request changed meanwhile counts. */
-    if ((vis = owner_ok(ctx, res, k, id)) != 1 || load(ctx, k, id, 1, &rows) != APR_SUCCESS) {
-        return vis == 1 ? jr_err_write(ctx, res, NULL) : res->status;
+    if ((vis = k->owner_load(ctx, res, id, 0, NULL)) != 0 ||
+        load(ctx, k, id, 1, &rows) != APR_SUCCESS) {
+        return vis == 0 ? jr_err_write(ctx, res, NULL) : vis;
     }
     if (write_rows(ctx, k, id, rows, up.type, &st, orig, now) != APR_SUCCESS) {
         return jr_err_write(ctx, res, changed_concurrently);
@@ -199,7 +195,7 @@ static int serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, const char *r
     apr_time_t t;
     int i;
 
-    if (!owner_ok(ctx, res, k, id)) {
+    if (k->owner_load(ctx, res, id, 0, NULL) != 0) {
         return res->status;
     }
     if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {
@@ -273,7 +269,7 @@ static int remove_all(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     jr_rows_t *rows;
     int n = 0;
 
-    if (!owner_ok(ctx, res, k, id)) {
+    if (k->owner_load(ctx, res, id, 0, NULL) != 0) {
         return res->status;
     }
     if (load(ctx, k, id, 0, &rows) != APR_SUCCESS) {

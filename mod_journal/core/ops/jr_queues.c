@@ -7,9 +7,10 @@
 
 #include "jr_json.h"
 #include "jr_health.h"
-#include "jr_ops_shared.h"
+#include "jr_jobs.h"
 #include "jr_queues.h"
 #include "jr_record_events.h"
+#include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
@@ -31,19 +32,6 @@ apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id
         rv = jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOBS_FOLLOW_ENTRY, NULL, JR_ARGS(b, i));
     }
     return rv;
-}
-
-apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel)
-{
-    apr_pool_t *p = ctx->pool;
-    jr_rows_t *rows;
-    if (jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL, JR_ARGS(jr_now_iso(p), channel)) !=
-            APR_SUCCESS ||
-        (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS)) {
-        return APR_EGENERAL;
-    }
-    return APR_SUCCESS;
 }
 
 static int wake(jr_ctx_t *ctx, jr_result_t *res, const char *channel)
@@ -147,8 +135,19 @@ int jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return c ? jr_reply(res, ctx->pool, 200, jr_ai_describe(ctx->cfg, c, 1)) : jr_err_db(ctx, res);
 }
 
+/* Adds to the photo queue's counts whether the worker is switched on (enabled) and whether a
+ * photo service is configured (service.configured). Returns into. */
+static json_t *photo_describe(jr_ctx_t *ctx, json_t *into)
+{
+    json_object_set_new(into, "enabled",
+                        json_boolean(jr_setting_on(ctx, JR_SETTING_PHOTO_WORKER_ENABLED)));
+    json_object_set_new(into, "service",
+                        json_pack("{s:b}", "configured", ctx->cfg->photo_ai_endpoint != NULL));
+    return into;
+}
+
 int jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     json_t *c = jr_queue_counts(ctx, 0);
-    return c ? jr_reply(res, ctx->pool, 200, jr_photo_describe(ctx, c)) : jr_err_db(ctx, res);
+    return c ? jr_reply(res, ctx->pool, 200, photo_describe(ctx, c)) : jr_err_db(ctx, res);
 }

@@ -10,10 +10,6 @@
       " updated_at) VALUES (%s, " JR_INT ", " JR_INT ", 'pending', 0, %s, %s)"                     \
       " ON CONFLICT (entity_type, entity_id) WHERE status IN ('pending', 'processing')"            \
       " DO NOTHING")                                                                               \
-    X(SIGNAL_BUMP,                                                                                 \
-      "UPDATE worker_signals SET generation = generation + 1, updated_at = %s WHERE name = %s")    \
-    /* PostgreSQL only (the worker LISTENs); SQLite workers watch the generation. */               \
-    X(SIGNAL_NOTIFY, "SELECT %s AS ok", "SELECT pg_notify(%s, '') IS NULL AS ok")                  \
     X(AI_REQUEUE_ENTRIES,                                                                          \
       JR_SCOPED(                                                                                   \
           "UPDATE entries SET ai_status = 'pending' WHERE id IN (SELECT entity_id FROM ai_jobs"    \

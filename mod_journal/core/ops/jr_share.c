@@ -6,10 +6,12 @@
 
 #include "jr_crypt.h"
 #include "jr_cursor.h"
-#include "jr_entries.h"
+#include "jr_groups.h"
 #include "jr_json.h"
 #include "jr_jw.h"
+#include "jr_load.h"
 #include "jr_share.h"
+#include "jr_students.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
@@ -56,22 +58,9 @@ static void link_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_kint_text(w, "open_count", jr_rows_get(r, i, "open_count"));
 }
 
-/* The link's row when the caller may see it: 1, 0 (absent or another branch's), -1. */
-static int link_load(jr_ctx_t *ctx, long long id, jr_rows_t **rows)
-{
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_SHARE_LINK_GET, rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return -1;
-    }
-    if ((*rows)->nrows != 1) {
-        return 0;
-    }
-    /* A link without a branch (its student deleted) is the admins' alone. */
-    if (!jr_rows_get(*rows, 0, "branch_id")) {
-        return ctx->who.branch_json == NULL;
-    }
-    return jr_branch_visible(ctx, jr_rows_int(*rows, 0, "branch_id", 0));
-}
+/* A link without a branch (its student deleted) is the admins' alone (jr_load.h). */
+static const jr_kind_t link_kind = {"share link", NULL, JR_Q_SHARE_LINK_GET, JR_Q_SHARE_LINK_GET,
+                                    "branch_id", 0};
 
 int jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -106,18 +95,16 @@ int jr_op_share_links_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return jr_jw_list_end(ctx, &w, res, total, limit, offset);
 }
 
-/* 1 when the caller may share the target, 0 when it does not exist for them, -1. */
-static int target_visible(jr_ctx_t *ctx, const char *kind, long long id)
+/* 0 when the caller may share the target; otherwise the status answered in res, a 400 naming
+ * target_id when it does not exist for them. */
+static int target_check(jr_ctx_t *ctx, jr_result_t *res, const char *kind, long long id)
 {
-    jr_rows_t *rows;
-    if (!strcmp(kind, "group")) {
-        return jr_group_visible(ctx, id, NULL);
+    int st = !strcmp(kind, "group") ? jr_group_load(ctx, res, id, 0, NULL)
+                                    : jr_student_load(ctx, res, id, 0, NULL);
+    if (st == 404) {
+        st = jr_fail(res, ctx->pool, 400, "target_id: %s %lld does not exist", kind, id);
     }
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return -1;
-    }
-    return rows->nrows == 1 && jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0));
+    return st;
 }
 
 /* The expiry of a new link: given (in the future, within the longest lifetime) or the
@@ -153,7 +140,7 @@ static apr_status_t reply_created(jr_ctx_t *ctx, jr_result_t *res, long long id,
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (link_load(ctx, id, &rows) != 1) {
+    if (jr_load(ctx, res, &link_kind, id, 0, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
     jr_jw_init(&w, ctx->pool, 512);
@@ -172,16 +159,15 @@ int jr_op_share_links_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *token, *pw_hash = NULL, *now = jr_now_iso(p);
     long long target, id;
     jr_rows_t *rows;
-    int vis;
+    int st;
 
     kind = jr_json_str(in, "kind", "");
     target = jr_json_int(in, "target_id", 0);
     if (strcmp(kind, "student") && strcmp(kind, "group")) {
         return jr_fail(res, p, 400, "kind must be student or group");
     }
-    if ((vis = target_visible(ctx, kind, target)) != 1) {
-        return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_fail(res, p, 400, "target_id: %s %lld does not exist", kind, target);
+    if ((st = target_check(ctx, res, kind, target)) != 0) {
+        return st;
     }
     if (!(expires = link_expiry(ctx, in, res))) {
         return APR_SUCCESS;
@@ -209,12 +195,10 @@ int jr_op_share_links_revoke(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    jr_rows_t *rows;
-    int vis = link_load(ctx, id, &rows), n = 0;
+    int n = 0, st;
 
-    if (vis != 1) {
-        return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_err_not_found(ctx, res, "share link");
+    if ((st = jr_load(ctx, res, &link_kind, id, 0, NULL)) != 0) {
+        return st;
     }
     /* Revoking twice keeps the first moment and writes no second audit row. */
     if (jr_db_exec(ctx->db, p, JR_Q_SHARE_LINK_REVOKE, &n, JR_ARGS(jr_now_iso(p), jr_i64(p, id))) !=

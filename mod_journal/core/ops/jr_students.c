@@ -2,10 +2,10 @@
 #include <apr_strings.h>
 
 #include "jr_cursor.h"
-#include "jr_entries.h"
+#include "jr_groups.h"
 #include "jr_json.h"
 #include "jr_jw.h"
-#include "jr_ops_shared.h"
+#include "jr_search.h"
 #include "jr_students.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -38,100 +38,6 @@ const char *jr_student_key(apr_pool_t *p, const char *name)
     return jr_ascii_lower(p, jr_trim(p, name));
 }
 
-/* A LIKE pattern for a search term: wildcards in the term match themselves. */
-const char *jr_like_pattern(apr_pool_t *p, const char *term)
-{
-    char *out = apr_palloc(p, strlen(term) * 2 + 3), *o = out;
-    *o++ = '%';
-    for (; *term; ++term) {
-        if (*term == '%' || *term == '_' || *term == '\\') {
-            *o++ = '\\';
-        }
-        *o++ = *term;
-    }
-    *o++ = '%';
-    *o = '\0';
-    return out;
-}
-
-/* The number of characters of s, or -1 when it is not valid UTF-8 (the index's tokenizer and
- * LIKE could then disagree on what a character is). */
-static long utf8_chars(const unsigned char *s)
-{
-    long n = 0;
-    int more = 0;
-    unsigned min = 0, cp = 0;
-    for (; *s; ++s) {
-        if (more > 0) {
-            if ((*s & 0xC0) != 0x80) {
-                return -1;
-            }
-            cp = (cp << 6) | (*s & 0x3F);
-            if (--more == 0 && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) {
-                return -1;
-            }
-            continue;
-        }
-        ++n;
-        if (*s < 0x80) {
-            continue;
-        }
-        more = *s >= 0xF0 ? 3 : *s >= 0xE0 ? 2 : *s >= 0xC0 ? 1 : -1;
-        if (more < 0 || *s > 0xF4) {
-            return -1;
-        }
-        min = more == 3 ? 0x10000 : more == 2 ? 0x800 : 0x80;
-        cp = *s & (0x3F >> more);
-    }
-    return more == 0 ? n : -1;
-}
-
-/* The full-text query for a term of n >= 3 characters: every third 3-character window and the
- * last one, each a quoted string (one trigram; its own '"' doubled), joined by AND. A row that
- * contains the term contains each window, so the query finds a superset of the matches, which
- * the statements' LIKE narrows to the exact ones. A third of the trigrams reads a third of the
- * doclists that the whole phrase would. */
-static const char *fts_query(apr_pool_t *p, const char *term, long n)
-{
-    size_t *at = apr_palloc(p, (size_t)(n + 1) * sizeof(*at)), len = strlen(term), b;
-    char *out = apr_palloc(p, (size_t)(n / 3 + 2) * 36 + 1), *o = out;
-    long i = 0, k = 0;
-    for (b = 0; b < len; ++b) {
-        if (((unsigned char)term[b] & 0xC0) != 0x80) {
-            at[k++] = b;
-        }
-    }
-    at[n] = len;
-    for (;;) {
-        if (o != out) {
-            memcpy(o, " AND ", 5);
-            o += 5;
-        }
-        *o++ = '"';
-        for (b = at[i]; b < at[i + 3]; ++b) {
-            if (term[b] == '"') {
-                *o++ = '"';
-            }
-            *o++ = term[b];
-        }
-        *o++ = '"';
-        if (i == n - 3) {
-            break;
-        }
-        i = i + 3 > n - 3 ? n - 3 : i + 3;
-    }
-    *o = '\0';
-    return out;
-}
-
-void jr_search_term(apr_pool_t *p, const char *term, jr_search_t *s)
-{
-    long n = utf8_chars((const unsigned char *)term);
-    s->like = jr_like_pattern(p, term);
-    s->indexed = n >= JR_SEARCH_MIN_CHARS;
-    s->first = s->indexed ? fts_query(p, term, n) : s->like;
-}
-
 static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
     jr_jw_obj(w);
@@ -146,16 +52,22 @@ static void student_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_obj_end(w);
 }
 
+/* A student is no soft-deleted record: it goes with its group, which STUDENT_GET requires live. */
+static const jr_kind_t student_kind = {"student", NULL, JR_Q_STUDENT_GET, JR_Q_STUDENT_GET,
+                                       "branch_id", 0};
+
+int jr_student_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags, jr_rows_t **row)
+{
+    return jr_load(ctx, res, &student_kind, id, flags, row);
+}
+
 static int reply_student(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
 {
     jr_rows_t *rows;
     jr_jw_t w;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-        APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "student");
+    int st;
+    if ((st = jr_student_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     jr_jw_init(&w, ctx->pool, 512);
     student_write(&w, rows, 0);
@@ -224,14 +136,12 @@ int jr_op_students_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *name, *now = jr_now_iso(p);
     long long group, id;
     jr_rows_t *rows;
-    int vis;
+    int st;
 
     name = jr_json_trimmed(p, in, "name");
     group = jr_json_int(in, "group_id", 0);
-    if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
-                                        group);
+    if ((st = jr_group_load(ctx, res, group, JR_LOAD_REF, NULL)) != 0) {
+        return st;
     }
     if (jr_db_select(ctx->db, p, JR_Q_STUDENT_INSERT, &rows,
                      JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group),
@@ -252,22 +162,17 @@ int jr_op_students_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id"), group;
     const char *name, *notes;
     jr_rows_t *rows;
-    int vis;
+    int st;
 
-    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "student");
+    if ((st = jr_student_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
     }
     name = jr_json_trimmed(p, in, "name");
     name = name ? name : jr_rows_get(rows, 0, "name");
     notes = json_object_get(in, "notes") ? jr_json_str(in, "notes", "") : jr_rows_get(rows, 0, "notes");
     group = jr_json_int(in, "group_id", jr_rows_int(rows, 0, "group_id", 0));
-    if ((vis = jr_group_visible(ctx, group, NULL)) != 1) {
-        return vis < 0 ? jr_err_db(ctx, res)
-                       : jr_err_invalid(ctx, res, "group_id", "group_id: group %lld does not exist",
-                                        group);
+    if ((st = jr_group_load(ctx, res, group, JR_LOAD_REF, NULL)) != 0) {
+        return st;
     }
     if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_UPDATE, NULL,
                    JR_ARGS(name, jr_student_key(p, name), jr_i64(p, group), notes, jr_now_iso(p),
@@ -282,12 +187,9 @@ int jr_op_students_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    jr_rows_t *rows;
-    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || !jr_branch_visible(ctx, jr_rows_int(rows, 0, "branch_id", 0))) {
-        return jr_err_not_found(ctx, res, "student");
+    int st;
+    if ((st = jr_student_load(ctx, res, id, 0, NULL)) != 0) {
+        return st;
     }
     /* Entries keep their student_name; their link to the roster is cleared (FK). */
     if (jr_db_exec(ctx->db, p, JR_Q_STUDENT_DELETE, NULL, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS ||

@@ -7,6 +7,7 @@
 #include "jr_cursor.h"
 #include "jr_files.h"
 #include "jr_jw.h"
+#include "jr_load.h"
 #include "jr_log.h"
 #include "jr_entries.h"
 #include "jr_groups.h"
@@ -71,13 +72,17 @@ static int known_type(const char *t)
     return t && (!strcmp(t, "entry") || !strcmp(t, "group") || !strcmp(t, "module"));
 }
 
+/* An entry in the trash with its group's state (the trash is the admins'). */
+static const jr_kind_t trashed_entry = {"entry", NULL, JR_Q_TRASH_ENTRY_GET, JR_Q_TRASH_ENTRY_GET,
+                                        NULL, 1};
+
 int jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *type = apr_table_get(ctx->params, "type");
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
-    int n = 0;
+    int n = 0, st;
 
     if (!known_type(type)) {
         return jr_fail(res, p, 404, "type must be entry, group or module");
@@ -88,11 +93,8 @@ int jr_op_trash_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (!strcmp(type, "module")) {
         return jr_op_modules_restore(ctx, in, res);
     }
-    if (jr_db_select(ctx->db, p, JR_Q_TRASH_ENTRY_GET, &rows, JR_ARGS(jr_i64(p, id))) != APR_SUCCESS) {
-        return jr_err_db(ctx, res);
-    }
-    if (rows->nrows != 1 || !jr_rows_get(rows, 0, "deleted_at")) {
-        return jr_fail(res, p, 404, "no deleted entry with this id");
+    if ((st = jr_load(ctx, res, &trashed_entry, id, JR_LOAD_DELETED, &rows)) != 0) {
+        return st;
     }
     if (jr_rows_get(rows, 0, "group_deleted_at")) {
         return jr_err_conflict(ctx, res,

@@ -4,10 +4,8 @@
 
 #include <apr_strings.h>
 
-#include "jr_auth.h"
 #include "jr_crypt.h"
 #include "jr_json.h"
-#include "jr_ops_shared.h"
 #include "jr_users.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -46,6 +44,23 @@ static json_t *user_json(const jr_rows_t *rows, int i, json_t *branch_ids)
                      "active", jr_rows_int(rows, i, "active", 0) == 1, "branch_ids", branch_ids,
                      "created_at", jr_rows_get(rows, i, "created_at"), "updated_at",
                      jr_rows_get(rows, i, "updated_at"));
+}
+
+apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out)
+{
+    jr_rows_t *rows;
+    apr_status_t rv;
+    int i;
+    *out = apr_array_make(ctx->pool, 4, sizeof(long long));
+    rv = jr_db_select(ctx->db, ctx->pool, JR_Q_USER_BRANCH_IDS, &rows,
+                      JR_ARGS(jr_i64(ctx->pool, user_id)));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nrows; ++i) {
+        APR_ARRAY_PUSH(*out, long long) = jr_rows_int(rows, i, "branch_id", 0);
+    }
+    return APR_SUCCESS;
 }
 
 json_t *jr_user_load(jr_ctx_t *ctx, long long id)

@@ -14,6 +14,13 @@ jr_op_fn jr_op_users_create;
 jr_op_fn jr_op_users_update;
 jr_op_fn jr_op_users_delete;
 
+/* The user record as the API shows it (never the password hash). NULL when absent. The
+ * sessions' /api/me answers with it. */
+json_t *jr_user_load(jr_ctx_t *ctx, long long id);
+
+/* Branch ids of a user, sorted: the scope of the user's sessions. */
+apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out);
+
 /* Checks that every id exists as a branch. Returns 0, or the first missing id. */
 long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_status_t *rv);
 

@@ -19,6 +19,8 @@
       " password_hash = COALESCE(%s, password_hash), role = COALESCE(%s, role),"                   \
       " active = COALESCE(CAST(%s AS INTEGER), active), updated_at = %s WHERE id = " JR_INT)       \
     X(USER_DELETE, "DELETE FROM users WHERE id = " JR_INT)                                         \
+    X(USER_BRANCH_IDS,                                                                             \
+      "SELECT branch_id FROM user_branches WHERE user_id = " JR_INT " ORDER BY branch_id")         \
     X(USER_BRANCHES_CLEAR, "DELETE FROM user_branches WHERE user_id = " JR_INT)                    \
     X(USER_BRANCH_ADD,                                                                             \
       "INSERT INTO user_branches (user_id, branch_id) VALUES (" JR_INT ", " JR_INT ")")            \

@@ -1,0 +1,21 @@
+/* Search terms as the list statements take them (entries, students, modules): one meaning of a
+ * search for every list that offers one. */
+#ifndef JR_SEARCH_H
+#define JR_SEARCH_H
+
+#include <apr_pools.h>
+
+/* A search term as the list statements take it. like: the LIKE pattern every search checks its
+ * rows with (the documented meaning). indexed: the term has JR_SEARCH_MIN_CHARS characters or
+ * more and is valid UTF-8, so the trigram index can give the candidates (the *_SEARCH
+ * statements); shorter terms scan (the *_LIST statements). first: the first argument of the
+ * search filter, the full-text query when indexed (trigrams of the term, a superset), the
+ * pattern when not. */
+#define JR_SEARCH_MIN_CHARS 3
+typedef struct {
+    const char *like, *first;
+    int indexed;
+} jr_search_t;
+void jr_search_term(apr_pool_t *p, const char *term, jr_search_t *s);
+
+#endif

@@ -1,0 +1,123 @@
+/* jr_search.h: the search term's statement arguments, and the plans of the indexed statements
+ * on a migrated SQLite file. */
+#include <string.h>
+
+#include <apr_strings.h>
+#include <sqlite3.h>
+
+#include "db_fixture.h"
+#include "jr_db_backend.h" /* jr_db_placeholders */
+#include "jr_search.h"
+#include "jr_stmts.h"
+
+/* ---- search: the term's statement, and the plans of the indexed ones -------------------- */
+
+START_TEST(search_term_chooses_the_index_by_characters)
+{
+    jr_search_t sr;
+    /* Three characters and more: every third trigram and the last, quoted (quotes doubled,
+     * nothing else escaped), all required. */
+    jr_search_term(dbt_pool, "abc", &sr);
+    ck_assert_int_eq(sr.indexed, 1);
+    ck_assert_str_eq(sr.first, "\"abc\"");
+    ck_assert_str_eq(sr.like, "%abc%");
+    jr_search_term(dbt_pool, "abcdef", &sr);
+    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\"");
+    jr_search_term(dbt_pool, "Amara Okafor", &sr);
+    ck_assert_str_eq(sr.first, "\"Ama\" AND \"ra \" AND \"Oka\" AND \"for\"");
+    jr_search_term(dbt_pool, "abcdefg", &sr); /* the last window overlaps the one before */
+    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\" AND \"efg\"");
+    jr_search_term(dbt_pool, "a\"b%_\\", &sr);
+    ck_assert_int_eq(sr.indexed, 1);
+    ck_assert_str_eq(sr.first, "\"a\"\"b\" AND \"%_\\\"");
+    ck_assert_str_eq(sr.like, "%a\"b\\%\\_\\\\%");
+    jr_search_term(dbt_pool, "\"\"\"\"", &sr); /* only quotes: 4 characters, 2 windows */
+    ck_assert_str_eq(sr.first, "\"\"\"\"\"\"\"\" AND \"\"\"\"\"\"\"\"");
+    /* Windows are characters: "äöüß" (8 bytes) is "äöü" and "öüß". */
+    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f", &sr);
+    ck_assert_str_eq(sr.first, "\"\xc3\xa4\xc3\xb6\xc3\xbc\" AND \"\xc3\xb6\xc3\xbc\xc3\x9f\"");
+    /* Characters, not bytes: two letters of two bytes each stay a scan; three are indexed. */
+    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    ck_assert_str_eq(sr.first, sr.like);
+    ck_assert_str_eq(sr.like, "%\xc3\xa4\xc3\xb6%");
+    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6\xc3\xbc", &sr);
+    ck_assert_int_eq(sr.indexed, 1);
+    jr_search_term(dbt_pool, "\xf0\x9f\x98\x80x", &sr); /* a 4-byte character and one more */
+    ck_assert_int_eq(sr.indexed, 0);
+    jr_search_term(dbt_pool, "ab", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    ck_assert_str_eq(sr.first, "%ab%");
+    jr_search_term(dbt_pool, "", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    ck_assert_str_eq(sr.like, "%%");
+    /* Not UTF-8 (a lone continuation byte, a truncated sequence, an overlong form, a
+     * surrogate): the tokenizer and LIKE could disagree on its characters, so it scans. */
+    jr_search_term(dbt_pool, "abc\x80", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    jr_search_term(dbt_pool, "abc\xc3", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    jr_search_term(dbt_pool, "ab\xc0\xafz", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    jr_search_term(dbt_pool, "ab\xed\xa0\x80z", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    jr_search_term(dbt_pool, "ab\xf5\x80\x80\x80", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+}
+END_TEST
+
+/* The plan of a catalogue statement, its steps joined by "; ". */
+static const char *query_plan(jr_stmt_id_t id)
+{
+    const char *sql = jr_db_placeholders(dbt_pool, jr_stmt_sql(id, JR_DB_SQLITE), 0), *out = "";
+    sqlite3_stmt *st = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(dbt_native(), apr_pstrcat(dbt_pool, "EXPLAIN QUERY PLAN ", sql,
+                                                            NULL),
+                                     -1, &st, NULL) == SQLITE_OK,
+                  "%s: %s", jr_stmt_label(id), sqlite3_errmsg(dbt_native()));
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        out = apr_pstrcat(dbt_pool, out, (const char *)sqlite3_column_text(st, 3), "; ", NULL);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+START_TEST(search_plans_use_the_index)
+{
+    static const struct {
+        jr_stmt_id_t id;
+        const char *fts, *base;
+    } cases[] = {
+        {JR_Q_ENTRIES_SEARCH, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
+        {JR_Q_ENTRIES_SEARCH_COUNT, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
+        {JR_Q_STUDENTS_SEARCH, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
+        {JR_Q_STUDENTS_SEARCH_COUNT, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
+        {JR_Q_MODULES_SEARCH, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
+        {JR_Q_MODULES_SEARCH_COUNT, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
+    };
+    size_t i;
+    const char *plan;
+    dbt_open_ready();
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        plan = query_plan(cases[i].id);
+        /* The full-text table first, by its MATCH (M); each candidate's row by its id. */
+        ck_assert_msg(strncmp(plan, apr_pstrcat(dbt_pool, "SCAN ", cases[i].fts, " VIRTUAL TABLE",
+                                                NULL),
+                              strlen(cases[i].fts) + 19) == 0 &&
+                          strstr(plan, ":M") != NULL && strstr(plan, cases[i].base) != NULL,
+                      "%s: %s", jr_stmt_label(cases[i].id), plan);
+    }
+    /* The page of entries comes from the index newest first: no sort of every match. */
+    plan = query_plan(JR_Q_ENTRIES_SEARCH);
+    ck_assert_msg(strstr(plan, "TEMP B-TREE") == NULL, "%s", plan);
+}
+END_TEST
+
+Suite *suite_search(void)
+{
+    Suite *s = suite_create("search");
+    TCase *tc = dbt_tcase(s, "search", dbt_setup, dbt_teardown);
+    tcase_add_test(tc, search_term_chooses_the_index_by_characters);
+    tcase_add_test(tc, search_plans_use_the_index);
+    return s;
+}
