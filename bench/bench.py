@@ -28,7 +28,7 @@ EXTRA_CONF = """
 JournalRateLimitMax 10000000
 LogLevel warn
 CustomLog /dev/null journal
-"""
+""" + os.environ.get("BENCH_EXTRA_CONF", "").replace("\\n", "\n") + "\n"
 
 
 def wrk(url, conns, headers):

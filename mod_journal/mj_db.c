@@ -65,7 +65,8 @@ int mj_db_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, s
 /* As root, the database file was created by the parent: hand it to the children's user. */
 static void give_sqlite_files(apr_pool_t *p, server_rec *s, const char *path)
 {
-    static const char *const suffixes[] = {"", "-wal", "-shm", JR_WQUEUE_SUFFIX};
+    static const char *const suffixes[] = {"", "-wal", "-shm", JR_WQUEUE_SUFFIX,
+                                          JR_WQUEUE_GEN_SUFFIX};
     size_t i;
     if (geteuid() != 0) {
         return;

@@ -474,6 +474,8 @@ static void init_ctx(request_rec *r, jr_config_t *conf, jr_ctx_t *ctx,
      * address this request used, as httpd builds its own redirects (UseCanonicalName). */
     ctx->base_url = conf->public_url ? conf->public_url : ap_construct_url(r->pool, "", r);
     ctx->method = r->method;
+    ctx->raw_path = r->parsed_uri.path ? r->parsed_uri.path : "/";
+    ctx->raw_args = r->args;
     ctx->params = apr_table_make(r->pool, 4);
     ctx->counters = mj_counters();
     cred->session_token = apr_table_get(r->headers_in, "X-Auth-Token");

@@ -138,7 +138,12 @@ X(photo_ai_timeout, int, "JournalPhotoAITimeout", INT, MAIN, 1000, 3600000, 6000
   "Timeout of a photo service request with face restoration, in milliseconds")                     \
 X(photo_upscale_timeout, int, "JournalPhotoUpscaleTimeout", INT, MAIN, 1000, 3600000, 120000,      \
   "an integer from 1000 to 3600000 (milliseconds)",                                                \
-  "Timeout of a plain upscale request to the photo service, in milliseconds")
+  "Timeout of a plain upscale request to the photo service, in milliseconds")                      \
+X(response_cache, int, "JournalResponseCache", FLAG, ANY, 0, 1, 1, NULL,                           \
+  "Keep rendered list answers, invalidated by every write (On or Off)")                            \
+X(response_cache_size, long long, "JournalResponseCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),   \
+  JR_MIB(4), "a size from 64K to 1G (bytes, or a number with K, M or G)",                          \
+  "Memory for cached list answers in each httpd child process")
 /* clang-format on */
 
 #endif

@@ -81,6 +81,10 @@ typedef struct jr_ctx {
     const char *client_ip;
     const char *base_url; /* scheme://host[:port] of this server for links shown to people */
     const char *method;
+    /* The request's path and query string as they came (still percent-encoded); NULL outside
+     * httpd. Part of the response cache's key (jr_rcache.h). */
+    const char *raw_path;
+    const char *raw_args;
     apr_table_t *params; /* path parameters by name */
     apr_table_t *query;  /* decoded query string */
     struct jr_counters *counters; /* shared counters (rate limits, failures); may be NULL */

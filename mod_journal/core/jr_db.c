@@ -545,6 +545,12 @@ void jr_db_rollback(jr_db_t *db)
     write_leave(db);
 }
 
+apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+{
+    *gen = 0;
+    return db->be->generation(db, p, gen);
+}
+
 apr_status_t jr_db_ping(jr_db_t *db)
 {
     apr_pool_t *p;

@@ -260,6 +260,26 @@ static int pg_schema_version(void *native, apr_pool_t *p, int *version, const ch
                   : 0;
 }
 
+/* Every write assigns its transaction an id, and a snapshot's xmax is one past the newest id
+ * that has ended. While no transaction with an id runs (the snapshot lists none in progress),
+ * two snapshots with the same xmax saw the same ended transactions: nothing committed in
+ * between. Read-only transactions get no id, so readers do not change it (docs/architecture.md
+ * §7.15). */
+static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+{
+    jr_rows_t *rows;
+    const char *busy, *xmax;
+    if (jr_db_select(db, p, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS) != APR_SUCCESS ||
+        !(busy = jr_rows_get(rows, 0, "busy")) || !(xmax = jr_rows_get(rows, 0, "gen"))) {
+        return APR_EGENERAL;
+    }
+    if (strcmp(busy, "0") != 0) {
+        return APR_EAGAIN;
+    }
+    *gen = (apr_uint64_t)apr_strtoi64(xmax, NULL, 10);
+    return APR_SUCCESS;
+}
+
 /* SQLSTATE classes: 23 integrity constraints, 40 transaction rollback, 08 connection, 57P
  * operator intervention (the server ending the session). */
 static jr_db_error_e pg_classify(const jr_db_t *db)
@@ -301,6 +321,7 @@ const jr_db_backend_t jr_db_backend_pgsql = {
     .begin_sql = "BEGIN",
     .write_enter = NULL,
     .write_leave = NULL,
+    .generation = pg_generation,
     .session = pg_session,
     .schema_version = pg_schema_version,
     .classify = pg_classify,

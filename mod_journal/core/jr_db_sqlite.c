@@ -409,6 +409,22 @@ static void sq_write_leave(jr_db_t *db)
     }
 }
 
+/* The counter next to the write queue: every writer of the file raises it (jr_wqueue.h). */
+static apr_status_t sq_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+{
+    const char *file = sqlite3_db_filename(db->native, "main");
+    jr_wqueue_t *q = NULL;
+    apr_status_t rv;
+    (void)p;
+    if (!file || !*file) {
+        return APR_ENOTIMPL;
+    }
+    if ((rv = jr_wqueue_of(file, &q)) == APR_SUCCESS) {
+        rv = jr_wqueue_generation(q, gen);
+    }
+    return rv;
+}
+
 /* Extended result codes say which constraint failed; the message is never read. */
 static jr_db_error_e sq_classify(const jr_db_t *db)
 {
@@ -446,6 +462,7 @@ const jr_db_backend_t jr_db_backend_sqlite = {
     .begin_sql = "BEGIN IMMEDIATE",
     .write_enter = sq_write_enter,
     .write_leave = sq_write_leave,
+    .generation = sq_generation,
     .session = NULL,
     .schema_version = sq_schema_version,
     .classify = sq_classify,

@@ -150,7 +150,11 @@
     X(JR08004, ERR)                                                                           \
     X(JR08010, WARN)                                                                          \
     X(JR08011, INFO)                                                                          \
-    X(JR08012, ERR)
+    X(JR08012, ERR)                                                                           \
+    /* the response cache */                                                                  \
+    X(JR12000, WARN)                                                                          \
+    X(JR12001, DEBUG)                                                                         \
+    X(JR12002, DEBUG)
 /* clang-format on */
 
 #endif

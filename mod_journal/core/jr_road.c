@@ -5,6 +5,7 @@
 #include "jr_bans.h"
 #include "jr_json.h"
 #include "jr_keys.h"
+#include "jr_rcache.h"
 #include "jr_road.h"
 
 int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr_result_t *res)
@@ -131,6 +132,7 @@ int jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_t
 {
     const json_t *in = NULL;
     int has_body = body && len > 0;
+    jr_rcache_req_t cached;
 
     if (route->body == JR_BODY_JSON || route->body == JR_BODY_OPTIONAL) {
         if (has_body) {
@@ -158,5 +160,12 @@ int jr_request_run(jr_ctx_t *ctx, const jr_route_t *route, const char *content_t
             return jr_err_body(ctx, res, msg);
         }
     }
-    return jr_road_op(ctx, route->op, route->flags, in, res);
+    /* A cached list stands where the operation would read the database: every step before
+     * (ban, key, rate limit, scope, role, query checks) has run for this request. */
+    if (jr_rcache_serve(ctx, route, res, &cached)) {
+        return res->status;
+    }
+    jr_road_op(ctx, route->op, route->flags, in, res);
+    jr_rcache_keep(ctx, &cached, res);
+    return res->status;
 }

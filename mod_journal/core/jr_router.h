@@ -27,6 +27,7 @@ typedef enum {
 #define JR_RF_WRITE 0x4u       /* the operation writes: it runs in the road's transaction */
 #define JR_RF_BAN 0x8u         /* a banned client address is refused first (key routes always) */
 #define JR_RF_NO_DB 0x10u      /* the answer needs no database: no connection is taken */
+#define JR_RF_CACHE 0x20u      /* a list whose answers the response cache may keep (jr_rcache.h) */
 
 /* What an API key must allow (key routes). */
 typedef enum {

@@ -28,6 +28,7 @@
 #define WRITE JR_RF_WRITE /* the road's transaction */
 #define BAN JR_RF_BAN
 #define DB_OPTIONAL JR_RF_DB_OPTIONAL
+#define CACHE JR_RF_CACHE /* the response cache may answer it (jr_rcache.h) */
 #define NOBODY JR_BODY_NONE
 #define JSON JR_BODY_JSON
 #define UPLOAD JR_BODY_UPLOAD
@@ -55,7 +56,7 @@ const jr_route_t jr_routes_admin[] = {
     {"DELETE", "/api/users/:id", jr_op_users_delete,
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
 
-    {"GET", "/api/branches", jr_op_branches_list, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/branches", jr_op_branches_list, SESSION, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/branches", jr_op_branches_create,
      SESSION, JSON, ADMIN | WRITE, S_NONE, jr_fields_branch},
     {"GET", "/api/branches/:id", jr_op_branches_get, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
@@ -64,7 +65,7 @@ const jr_route_t jr_routes_admin[] = {
     {"DELETE", "/api/branches/:id", jr_op_branches_delete,
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
 
-    {"GET", "/api/groups", jr_op_groups_list, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/groups", jr_op_groups_list, SESSION, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/groups", jr_op_groups_create,
      SESSION, JSON, ADMIN | WRITE, S_NONE, jr_fields_group_create},
     {"GET", "/api/groups/:id", jr_op_groups_get, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
@@ -93,7 +94,7 @@ const jr_route_t jr_routes_admin[] = {
 
     {"GET", "/api/audit", jr_op_audit_list, SESSION, NOBODY, ADMIN, S_NONE, NOFIELDS},
 
-    {"GET", "/api/students", jr_op_students_list, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/students", jr_op_students_list, SESSION, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/students", jr_op_students_create,
      SESSION, JSON, WRITE, S_NONE, jr_fields_student_create},
     {"GET", "/api/students/:id", jr_op_students_get, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
@@ -102,7 +103,7 @@ const jr_route_t jr_routes_admin[] = {
     {"DELETE", "/api/students/:id", jr_op_students_delete,
      SESSION, NOBODY, WRITE, S_NONE, NOFIELDS},
 
-    {"GET", "/api/modules", jr_op_modules_list, NONE, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/modules", jr_op_modules_list, NONE, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/modules", jr_op_modules_create,
      SESSION, JSON, ADMIN | WRITE, S_NONE, jr_fields_module_create},
     {"GET", "/api/modules/:id", jr_op_modules_get, NONE, NOBODY, 0, S_NONE, NOFIELDS},
@@ -113,7 +114,7 @@ const jr_route_t jr_routes_admin[] = {
     {"POST", "/api/modules/:id/restore", jr_op_modules_restore,
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
 
-    {"GET", "/api/entries", jr_op_entries_list, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/entries", jr_op_entries_list, SESSION, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/entries", jr_op_entries_create,
      SESSION, JSON, WRITE, S_NONE, jr_fields_entry_create},
     {"GET", "/api/entries/:id", jr_op_entries_get, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
@@ -144,7 +145,7 @@ const jr_route_t jr_routes_admin[] = {
     {"DELETE", "/api/groups/:id/photo", jr_op_cover_delete,
      SESSION, NOBODY, ADMIN | WRITE, S_NONE, NOFIELDS},
 
-    {"GET", "/api/lesson-reports", jr_op_reports_list, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
+    {"GET", "/api/lesson-reports", jr_op_reports_list, SESSION, NOBODY, CACHE, S_NONE, NOFIELDS},
     {"POST", "/api/lesson-reports", jr_op_reports_create,
      SESSION, JSON, WRITE, S_NONE, jr_fields_report_create},
     {"GET", "/api/lesson-reports/:id", jr_op_reports_get, SESSION, NOBODY, 0, S_NONE, NOFIELDS},
@@ -257,12 +258,12 @@ const jr_route_t jr_routes_admin[] = {
 
 const jr_route_t jr_routes_v1[] = {
     {"GET", "/api/v1/me", jr_op_v1_me, KEY, NOBODY, 0, S_READ, NOFIELDS},
-    {"GET", "/api/v1/branches", jr_op_branches_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
-    {"GET", "/api/v1/groups", jr_op_groups_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
-    {"GET", "/api/v1/students", jr_op_students_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
-    {"GET", "/api/v1/modules", jr_op_modules_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
+    {"GET", "/api/v1/branches", jr_op_branches_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
+    {"GET", "/api/v1/groups", jr_op_groups_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
+    {"GET", "/api/v1/students", jr_op_students_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
+    {"GET", "/api/v1/modules", jr_op_modules_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
 
-    {"GET", "/api/v1/entries", jr_op_entries_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
+    {"GET", "/api/v1/entries", jr_op_entries_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
     {"GET", "/api/v1/entries/:id", jr_op_entries_get, KEY, NOBODY, 0, S_READ, NOFIELDS},
     {"POST", "/api/v1/entries", jr_op_entries_create,
      KEY, JSON, WRITE, S_WRITE, jr_fields_entry_create},
@@ -273,7 +274,7 @@ const jr_route_t jr_routes_v1[] = {
      KEY, NOBODY, WRITE, S_WRITE, NOFIELDS},
     {"GET", "/api/v1/entries/:id/files", jr_op_files_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
 
-    {"GET", "/api/v1/lesson-reports", jr_op_reports_list, KEY, NOBODY, 0, S_READ, NOFIELDS},
+    {"GET", "/api/v1/lesson-reports", jr_op_reports_list, KEY, NOBODY, CACHE, S_READ, NOFIELDS},
     {"GET", "/api/v1/lesson-reports/:id", jr_op_reports_get, KEY, NOBODY, 0, S_READ, NOFIELDS},
     {"POST", "/api/v1/lesson-reports", jr_op_reports_create,
      KEY, JSON, WRITE, S_WRITE, jr_fields_report_create},

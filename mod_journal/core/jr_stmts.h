@@ -70,6 +70,7 @@ typedef enum {
 #include "jr_photo_jobs_sql.h"
 #include "jr_photos_sql.h"
 #include "jr_queues_sql.h"
+#include "jr_rcache_sql.h"
 #include "jr_settings_sql.h"
 #include "jr_share_public_sql.h"
 #include "jr_share_sql.h"
@@ -113,7 +114,8 @@ typedef enum {
     JR_BACKUP_STMTS(X)                                                                             \
     JR_BACKUP_RESTORE_STMTS(X)                                                                     \
     JR_PHOTO_JOBS_STMTS(X)                                                                         \
-    JR_PHOTO_JOBS_RUN_STMTS(X)
+    JR_PHOTO_JOBS_RUN_STMTS(X)                                                                     \
+    JR_RCACHE_STMTS(X)
 
 /* Statement ids: dense from 0, JR_Q__COUNT of them. */
 #define JR_Q_ENUM_ROW_(id, ...) JR_Q_##id,

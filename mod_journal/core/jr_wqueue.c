@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,11 @@ struct jr_wqueue {
     waiter_t *head, *tail;
     int fd;             /* the lock file, opened by the process in pid; -1 before */
     pid_t pid;
+    char *gen_path;
+    /* The generation file's counter, mapped shared (a mapping survives fork and stays shared);
+     * NULL before. gen_writable: mapped for writing. Set once under gen_mu, read without it. */
+    apr_uint64_t *gen;
+    int gen_writable;
 };
 
 /* As many files as jr_db_sqlite_preconfigure registers, and a few the tools open. Entries are
@@ -36,9 +43,21 @@ struct jr_wqueue {
 static jr_wqueue_t queues[JR_WQUEUE_MAX];
 static int nqueues;
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gen_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The queue this thread holds: a second connection of the same thread must not wait for it. */
 static _Thread_local jr_wqueue_t *held_here;
+
+static char *path_with(const char *db_path, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix) + 1;
+    char *s = malloc(n + k);
+    if (s) {
+        memcpy(s, db_path, n);
+        memcpy(s + n, suffix, k);
+    }
+    return s;
+}
 
 static apr_status_t queue_add(const char *db_path, jr_wqueue_t **out)
 {
@@ -47,17 +66,16 @@ static apr_status_t queue_add(const char *db_path, jr_wqueue_t **out)
     if (nqueues == JR_WQUEUE_MAX) {
         return APR_ENOSPC;
     }
-    q->db_path = malloc(n + 1);
-    q->lock_path = malloc(n + sizeof(JR_WQUEUE_SUFFIX));
-    if (!q->db_path || !q->lock_path || pthread_mutex_init(&q->mu, NULL) != 0) {
+    q->db_path = path_with(db_path, n, "");
+    q->lock_path = path_with(db_path, n, JR_WQUEUE_SUFFIX);
+    q->gen_path = path_with(db_path, n, JR_WQUEUE_GEN_SUFFIX);
+    if (!q->db_path || !q->lock_path || !q->gen_path || pthread_mutex_init(&q->mu, NULL) != 0) {
         free(q->db_path);
         free(q->lock_path);
-        q->db_path = q->lock_path = NULL;
+        free(q->gen_path);
+        q->db_path = q->lock_path = q->gen_path = NULL;
         return APR_ENOMEM;
     }
-    memcpy(q->db_path, db_path, n + 1);
-    memcpy(q->lock_path, db_path, n);
-    memcpy(q->lock_path + n, JR_WQUEUE_SUFFIX, sizeof(JR_WQUEUE_SUFFIX));
     q->fd = -1;
     ++nqueues;
     *out = q;
@@ -105,6 +123,64 @@ static apr_status_t open_file(jr_wqueue_t *q)
     }
     q->pid = pid;
     return APR_SUCCESS;
+}
+
+/* Maps the generation file (for writing when writable, which a writer needs; a reader takes a
+ * read-only mapping when that is all it may have). The file is made owner-only like the
+ * lock file, and grown to the counter's size by the first process that may write it. A
+ * mapping is never unmapped (a reader may hold its address), so one made read-only and then
+ * needed for writing stays as a page of the process. */
+static apr_status_t map_gen(jr_wqueue_t *q, int writable)
+{
+    struct stat st;
+    void *m;
+    int fd = open(q->gen_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600), w = fd >= 0;
+    if (fd < 0 && errno == EACCES && !writable) {
+        fd = open(q->gen_path, O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if (fstat(fd, &st) != 0 ||
+        (st.st_size < (off_t)sizeof(apr_uint64_t) &&
+         (!w || ftruncate(fd, sizeof(apr_uint64_t)) != 0))) {
+        apr_status_t rv = errno ? APR_FROM_OS_ERROR(errno) : APR_EGENERAL;
+        close(fd);
+        return rv;
+    }
+    m = mmap(NULL, sizeof(apr_uint64_t), PROT_READ | (w ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    __atomic_store_n(&q->gen_writable, w, __ATOMIC_RELAXED);
+    __atomic_store_n(&q->gen, (apr_uint64_t *)m, __ATOMIC_RELEASE);
+    return APR_SUCCESS;
+}
+
+static apr_status_t gen_ready(jr_wqueue_t *q, int writable)
+{
+    apr_status_t rv = APR_SUCCESS;
+    if (__atomic_load_n(&q->gen, __ATOMIC_ACQUIRE) &&
+        (!writable || __atomic_load_n(&q->gen_writable, __ATOMIC_RELAXED))) {
+        return APR_SUCCESS;
+    }
+    pthread_mutex_lock(&gen_mu);
+    if (!q->gen || (writable && !q->gen_writable)) {
+        errno = 0;
+        rv = map_gen(q, writable);
+    }
+    pthread_mutex_unlock(&gen_mu);
+    return rv;
+}
+
+apr_status_t jr_wqueue_generation(jr_wqueue_t *q, apr_uint64_t *gen)
+{
+    apr_status_t rv = gen_ready(q, 0);
+    /* Acquire: whatever the writer committed before raising it is visible to the reads that
+     * follow (the database's own locks order them too; this keeps the counter honest). */
+    *gen = rv == APR_SUCCESS ? __atomic_load_n(q->gen, __ATOMIC_ACQUIRE) : 0;
+    return rv;
 }
 
 /* Gives up a place in the line (a timeout): unlinks w. */
@@ -189,7 +265,7 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
     }
     /* Only the turn's holder gets here, so one thread per process waits for the file; the
      * kernel wakes it when the holder unlocks or dies. */
-    if ((rv = open_file(q)) == APR_SUCCESS) {
+    if ((rv = open_file(q)) == APR_SUCCESS && (rv = gen_ready(q, 1)) == APR_SUCCESS) {
         while ((rc = flock(q->fd, LOCK_EX)) != 0 && errno == EINTR) {
         }
         rv = rc == 0 ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
@@ -204,6 +280,10 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
 
 void jr_wqueue_leave(jr_wqueue_t *q)
 {
+    /* Raised after COMMIT (or ROLLBACK: a needless raise costs readers one miss) and before
+     * the lock goes: the next writer's raise cannot come first, and the writer answers its
+     * client only after this, so a client reads its own write. */
+    __atomic_add_fetch(q->gen, 1, __ATOMIC_RELEASE);
     flock(q->fd, LOCK_UN);
     if (held_here == q) {
         held_here = NULL;

@@ -7,11 +7,18 @@
 #define JR_WQUEUE_H
 
 #include <apr_errno.h>
+#include <apr_general.h>
 
 typedef struct jr_wqueue jr_wqueue_t;
 
 /* The suffix of the lock file, next to the database: "<database>-wq". */
 #define JR_WQUEUE_SUFFIX "-wq"
+
+/* The suffix of the write generation's file, next to the database: "<database>-gen". It holds
+ * one 64-bit counter, mapped shared by every process that reads or writes the database, and
+ * raised by every writer before it leaves the queue: whoever reads it, then the database,
+ * knows whether anything was written since it last read it (jr_rcache.h). */
+#define JR_WQUEUE_GEN_SUFFIX "-gen"
 
 /* The queue of the database file db_path (an absolute path, as SQLite reports it), made on
  * first use and kept for the life of the process. APR_ENOSPC when more files than the table
@@ -21,11 +28,18 @@ apr_status_t jr_wqueue_of(const char *db_path, jr_wqueue_t **out);
 /* Takes the lock: first the process's own mutex (the threads' queue, waited for at most
  * timeout_ms: APR_TIMEUP), then the lock file (flock: the processes' queue). APR_EBUSY at once
  * when this thread holds it already (through another connection: waiting could never end).
- * Another error: the lock file could not be opened or locked. */
+ * Another error: the lock file could not be opened or locked, or the generation file could
+ * not be mapped for writing (a write nobody could see is refused). */
 apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms);
 
-/* Releases what jr_wqueue_enter took (the lock file, then the mutex). */
+/* Releases what jr_wqueue_enter took (the lock file, then the mutex), raising the write
+ * generation first: the writer's answer leaves after every process can see it. */
 void jr_wqueue_leave(jr_wqueue_t *q);
+
+/* The database's write generation, as it is now. Maps the generation file on first use (made
+ * when missing). An error when it cannot be mapped: the caller cannot know whether anything
+ * changed. */
+apr_status_t jr_wqueue_generation(jr_wqueue_t *q, apr_uint64_t *gen);
 
 /* The lock file's path (for messages and tests). */
 const char *jr_wqueue_path(const jr_wqueue_t *q);

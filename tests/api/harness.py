@@ -13,6 +13,7 @@ Environment:
                        log had unexpected problems)
 """
 
+import fcntl
 import functools
 import glob
 import grp
@@ -24,6 +25,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import struct
 import subprocess
 import tempfile
 import time
@@ -606,6 +608,24 @@ def _chown_sqlite(srv):
             os.chown(p, uid, gid)
 
 
+def bump_generation(srv):
+    """Raises the SQLite database's write generation (<db>-gen) as the module's writers do,
+    holding the write queue (<db>-wq): the response cache then drops what it kept. A write
+    made here outside the module is otherwise invisible to it (PostgreSQL sees every write)."""
+    base = str(srv.db_path)
+    wq = os.open(base + "-wq", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(wq, fcntl.LOCK_EX)
+        gen = os.open(base + "-gen", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            raw = os.pread(gen, 8, 0).ljust(8, b"\0")
+            os.pwrite(gen, struct.pack("=Q", struct.unpack("=Q", raw)[0] + 1), 0)
+        finally:
+            os.close(gen)
+    finally:
+        os.close(wq)  # releases the flock
+
+
 def sql_exec(srv, *statements):
     """Runs statements in one transaction on the server's database (SQLite file or
     PostgreSQL database)."""
@@ -617,6 +637,7 @@ def sql_exec(srv, *statements):
                     con.execute(st)
         finally:
             con.close()
+        bump_generation(srv)
         _chown_sqlite(srv)
     else:
         psql("; ".join(statements), dbname=srv.pg_dbname)
@@ -630,6 +651,7 @@ def sql_script(srv, script):
             con.executescript("BEGIN;\n" + script + "\nCOMMIT;")
         finally:
             con.close()
+        bump_generation(srv)
         _chown_sqlite(srv)
     else:
         psql("BEGIN;\n" + script + "\nCOMMIT;", dbname=srv.pg_dbname)

@@ -1,5 +1,5 @@
 """What the journal writes under its data directory is its own: the SQLite database, its
--wal/-shm files, the writers' queue (-wq), stored uploads and the directories made for them are closed to other users,
+-wal/-shm files, the writers' queue (-wq) and write generation (-gen), stored uploads and the directories made for them are closed to other users,
 whoever created them (journal-admin, the httpd parent while migrating, a child)."""
 
 import os
@@ -21,7 +21,8 @@ def mode(path):
 def db_files(srv):
     return [srv.db_path, srv.db_path.with_name(srv.db_path.name + "-wal"),
             srv.db_path.with_name(srv.db_path.name + "-shm"),
-            srv.db_path.with_name(srv.db_path.name + "-wq")]  # the writers' queue
+            srv.db_path.with_name(srv.db_path.name + "-wq"),  # the writers' queue
+            srv.db_path.with_name(srv.db_path.name + "-gen")]  # the write generation
 
 
 def make_some_writes(srv):

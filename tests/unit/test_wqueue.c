@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <apr_strings.h>
+#include <sqlite3.h>
 
 #include "jr_db.h"
 #include "jr_log.h"
@@ -347,6 +349,23 @@ static apr_status_t insert_branch(jr_db_t *db, const char *name)
     return jr_db_select(db, unit_pool, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now));
 }
 
+/* The branches in the file, read by a connection of SQLite's own. */
+static int count_branches(void)
+{
+    sqlite3 *c = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+    ck_assert_int_eq(sqlite3_open_v2(dbpath, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(c, "SELECT COUNT(*) FROM branches", -1, &st, NULL),
+                     SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    return n;
+}
+
 static const char *lock_path(void)
 {
     return apr_pstrcat(unit_pool, dbpath, JR_WQUEUE_SUFFIX, NULL);
@@ -416,6 +435,65 @@ START_TEST(a_second_connection_of_the_holder_is_busy)
 }
 END_TEST
 
+/* ---- the write generation ------------------------------------------------------------------ */
+
+static apr_uint64_t generation_of(jr_db_t *db)
+{
+    apr_uint64_t gen = 0;
+    ck_assert_int_eq(jr_db_generation(db, unit_pool, &gen), APR_SUCCESS);
+    return gen;
+}
+
+/* Every way a write leaves the queue raises the generation, which every connection and every
+ * process of the file reads; reads leave it as it is. */
+START_TEST(every_write_raises_the_shared_generation)
+{
+    jr_db_t *one = open_db(unit_pool), *two = open_db(unit_pool);
+    apr_uint64_t g = generation_of(one);
+    jr_rows_t *rows;
+    int status;
+    pid_t pid;
+    ck_assert_int_eq(jr_db_select(one, unit_pool, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS),
+                     APR_SUCCESS); /* a read */
+    ck_assert(generation_of(two) == g);
+    ck_assert_int_eq(insert_branch(one, "A"), APR_SUCCESS); /* a statement of its own */
+    ck_assert(generation_of(two) == g + 1);
+    ck_assert_int_eq(jr_db_begin(one), APR_SUCCESS);
+    ck_assert_int_eq(insert_branch(one, "B"), APR_SUCCESS);
+    ck_assert(generation_of(two) == g + 1); /* not before the commit */
+    ck_assert_int_eq(jr_db_commit(one), APR_SUCCESS);
+    ck_assert(generation_of(two) == g + 2);
+    pid = fork(); /* another process writes; this one sees it */
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        jr_db_t *db = open_db(unit_pool);
+        _exit(insert_branch(db, "C") == APR_SUCCESS ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert(generation_of(one) == g + 3);
+    ck_assert_int_eq(
+        access(apr_pstrcat(unit_pool, dbpath, JR_WQUEUE_GEN_SUFFIX, NULL), F_OK), 0);
+}
+END_TEST
+
+/* A writer that cannot raise the generation does not write: its change would be invisible to
+ * every cache. */
+START_TEST(a_write_that_cannot_raise_the_generation_is_refused)
+{
+    jr_db_t *db;
+    apr_uint64_t g;
+    ck_assert_int_eq(mkdir(apr_pstrcat(unit_pool, dbpath, JR_WQUEUE_GEN_SUFFIX, NULL), 0700), 0);
+    db = open_db(unit_pool);
+    jr_log_set(NULL, NULL, JR_LOG_OFF);
+    ck_assert_int_ne(jr_db_generation(db, unit_pool, &g), APR_SUCCESS);
+    ck_assert_int_ne(insert_branch(db, "A"), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_begin(db), APR_SUCCESS);
+    ck_assert(!held(lock_path()));
+    ck_assert_int_eq(count_branches(), 0);
+}
+END_TEST
+
 Suite *suite_wqueue(void)
 {
     Suite *s = suite_create("wqueue");
@@ -433,6 +511,8 @@ Suite *suite_wqueue(void)
     tcase_add_test(tc, transactions_hold_the_queue_until_they_end);
     tcase_add_test(tc, a_pool_cleanup_leaves_the_queue);
     tcase_add_test(tc, a_second_connection_of_the_holder_is_busy);
+    tcase_add_test(tc, every_write_raises_the_shared_generation);
+    tcase_add_test(tc, a_write_that_cannot_raise_the_generation_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }
