@@ -6,9 +6,18 @@
 #define JR_OPS_SHARED_H
 
 #include "jr_ctx.h"
+#include "jr_jw.h"
 
-/* The user record as the API shows it (never the password hash). NULL when absent. */
-json_t *jr_user_load(jr_ctx_t *ctx, long long id);
+/* A user: its row (id, username, role, active, created_at, updated_at; never the password
+ * hash) and its branch ids, sorted. */
+typedef struct {
+    jr_rows_t *rows;
+    apr_array_header_t *branch_ids;
+} jr_user_t;
+/* 1 with *u filled, 0 when absent or unreadable. */
+int jr_user_load(jr_ctx_t *ctx, long long id, jr_user_t *u);
+/* The user record as the API shows it. */
+void jr_user_write(jr_jw_t *w, const jr_user_t *u);
 
 /* The key a student name is matched by: trimmed, lower-case (ASCII). */
 const char *jr_student_key(apr_pool_t *p, const char *name);
@@ -33,8 +42,8 @@ void jr_search_term(apr_pool_t *p, const char *term, jr_search_t *s);
  * transaction: the workers look at their queues once it commits. */
 apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel);
 
-/* Adds to the photo queue's counts whether the worker is switched on (enabled) and whether a
- * photo service is configured (service.configured). Returns into. */
-json_t *jr_photo_describe(jr_ctx_t *ctx, json_t *into);
+/* Writes after the photo queue's counts whether the worker is switched on (enabled) and whether
+ * a photo service is configured (service.configured), as members of the object open in w. */
+void jr_photo_describe(jr_ctx_t *ctx, jr_jw_t *w);
 
 #endif
