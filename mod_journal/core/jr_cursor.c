@@ -308,7 +308,7 @@ static void page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res)
     }
 }
 
-void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
+static void list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
 {
     res->status = 200;
     if (ctx->iface == JR_IF_V1) {
@@ -318,6 +318,11 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
         apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     }
     jr_jw_arr(w);
+}
+
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
+{
+    list_begin(ctx, w, res, total);
     jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
 }
 
@@ -350,8 +355,10 @@ int jr_reply_rows(jr_ctx_t *ctx, jr_result_t *res, jr_page_t *pg, const char *co
 {
     jr_jw_t w;
     int i;
+    /* Not streamed: the rows are in memory already, and the page's Link header is set at
+     * the end. */
     jr_jw_init(&w, ctx->pool, 4096);
-    jr_jw_list_begin(ctx, &w, res, total);
+    list_begin(ctx, &w, res, total);
     for (i = 0; i < r->nrows && (!pg || jr_page_take_row(ctx->pool, pg, r, i, keys)); ++i) {
         write(ctx->pool, &w, r, i);
     }

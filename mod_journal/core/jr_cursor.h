@@ -75,7 +75,8 @@ typedef void jr_row_write_fn(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int 
 int jr_reply_row(jr_ctx_t *ctx, jr_result_t *res, int status, jr_row_write_fn *write,
                  const jr_rows_t *r, int i);
 
-/* A list answer of the rows of r: those pg takes (keys: its sort columns), all when pg is NULL. */
+/* A list answer of the rows of r: those pg takes (keys: its sort columns), all when pg is NULL.
+ * Written whole, not streamed. */
 int jr_reply_rows(jr_ctx_t *ctx, jr_result_t *res, jr_page_t *pg, const char *const *keys,
                   jr_row_write_fn *write, const jr_rows_t *r, long long total, long long limit,
                   long long offset);

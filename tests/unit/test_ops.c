@@ -1,4 +1,5 @@
 /* The operations of branches and groups, driven directly on a migrated SQLite file. */
+#include <stdio.h>
 #include <string.h>
 
 #include <apr_strings.h>
@@ -194,6 +195,46 @@ START_TEST(groups_restore_name_conflict)
 }
 END_TEST
 
+static int count_flush(void *baton, const char *data, size_t len)
+{
+    ++*(int *)baton;
+    return 0;
+}
+
+/* A page read into memory is written whole: its Link header and has_more are known only at
+ * its end, so no byte may leave before (a page of 250 groups with long names is past the
+ * writer's 64 KiB flush point). */
+START_TEST(groups_page_is_written_whole)
+{
+    long long a = fx_new_branch("A");
+    char name[201];
+    int i, flushes = 0;
+    jr_result_t res;
+    for (i = 0; i < 260; ++i) {
+        memset(name, 'n', 200);
+        snprintf(name, 8, "%06d", i);
+        name[6] = 'n';
+        name[200] = '\0';
+        fx_new_group(name, a);
+    }
+    fx_ctx.iface = JR_IF_V1;
+    fx_ctx.flush = count_flush;
+    fx_ctx.flush_baton = &flushes;
+    apr_table_setn(fx_ctx.query, "limit", "250");
+    res = fx_call(jr_op_groups_list, NULL);
+    fx_ctx.flush = NULL;
+    fx_ctx.flush_baton = NULL;
+    fx_ctx.iface = JR_IF_ADMIN;
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(flushes, 0);
+    ck_assert_int_eq(res.streamed, 0);
+    ck_assert_uint_gt(res.body_len, 64 * 1024);
+    ck_assert_ptr_nonnull(apr_table_get(res.headers, "Link"));
+    ck_assert(json_is_true(json_object_get(fx_json(res), "has_more")));
+    ck_assert_uint_eq(json_array_size(json_object_get(fx_json(res), "items")), 250);
+}
+END_TEST
+
 START_TEST(groups_list_paging)
 {
     long long a = fx_new_branch("A"), b = fx_new_branch("B"), g2;
@@ -283,6 +324,7 @@ Suite *suite_ops(void)
     tcase_add_test(tc, groups_soft_delete_and_restore);
     tcase_add_test(tc, groups_restore_name_conflict);
     tcase_add_test(tc, groups_list_paging);
+    tcase_add_test(tc, groups_page_is_written_whole);
     tcase_add_test(tc, groups_update);
     return s;
 }
