@@ -125,11 +125,8 @@ static int send_answer(request_rec *r, mj_stream_t *st, const jr_result_t *res)
     if (res->file && res->status == 200) {
         return send_file(r, res);
     }
-    size_t len = res->body_len;
-    const char *body = res->body;
-    if (!body) {
-        body = jr_json_dump(r->pool, res->json ? res->json : json_object(), &len);
-    }
+    size_t len = res->body ? res->body_len : 2;
+    const char *body = res->body ? res->body : "{}";
     /* A whole answer in one buffer: sent as before, with its Content-Length. */
     set_headers(r, res);
     ap_set_content_length(r, (apr_off_t)len);

@@ -330,8 +330,13 @@ typedef struct {
 
 static int json_error(request_rec *r, int status, const char *msg)
 {
-    const char *body = jr_json_dump(r->pool, jr_json_own(r->pool, json_pack("{s:s}", "error", msg)),
-                                    NULL);
+    jr_jw_t w;
+    const char *body;
+    jr_jw_init(&w, r->pool, 64);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "error", msg);
+    jr_jw_obj_end(&w);
+    body = jr_jw_done(&w, NULL);
     r->status = status;
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->err_headers_out, "X-Content-Type-Options", "nosniff");
@@ -551,7 +556,7 @@ static int open_stream(sse_t *x, int *reset, int *answered)
     if (!jr_stream_identify(&x->ctx, apr_table_get(r->headers_in, "X-Auth-Token"),
                             apr_table_get(x->ctx.query, "ticket"), &res)) {
         conn_close(&c, r->server);
-        *answered = json_error(r, res.status, json_string_value(json_object_get(res.json, "error")));
+        *answered = json_error(r, res.status, res.error);
         return 0;
     }
     sp = start_point(x, c.db, reset);

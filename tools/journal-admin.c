@@ -186,7 +186,7 @@ static void console_ctx(jr_ctx_t *ctx, apr_pool_t *p, jr_db_t *db, jr_config_t *
 
 static int report(jr_result_t *res, const char *done)
 {
-    const char *err = jr_json_str(res->json, "error", "failed");
+    const char *err = res->error ? res->error : "failed";
     if (res->status >= 300) {
         return fail("%s", err);
     }

@@ -200,7 +200,8 @@ int jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     const char *token, *expires;
     long long uid;
-    json_t *user;
+    jr_user_t user;
+    jr_jw_t w;
 
     if (!(uid = login_verify(ctx, in, res))) {
         return res->status;
@@ -217,11 +218,17 @@ int jr_op_login(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_err_write(ctx, res, NULL);
     }
     ctx->who.user_id = uid;
-    if (!(user = jr_user_load(ctx, uid))) {
+    if (!jr_user_load(ctx, uid, &user)) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200,
-                    json_pack("{s:s, s:s, s:O}", "token", token, "expires_at", expires, "user", user));
+    jr_jw_init(&w, p, 512);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "token", token);
+    jr_jw_kstr(&w, "expires_at", expires);
+    jr_jw_key(&w, "user");
+    jr_user_write(&w, &user);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -235,9 +242,15 @@ int jr_op_logout(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 int jr_op_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *user = jr_user_load(ctx, ctx->who.user_id);
-    if (!user) {
+    jr_user_t user;
+    jr_jw_t w;
+    if (!jr_user_load(ctx, ctx->who.user_id, &user)) {
         return jr_fail(res, ctx->pool, 401, "invalid or expired session");
     }
-    return jr_reply(res, ctx->pool, 200, json_pack("{s:O}", "user", user));
+    jr_jw_init(&w, ctx->pool, 512);
+    jr_jw_obj(&w);
+    jr_jw_key(&w, "user");
+    jr_user_write(&w, &user);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }

@@ -105,22 +105,24 @@ int jr_ban_count_failure(jr_ctx_t *ctx, const char *kind, int threshold, int win
 int jr_op_bans_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *rows;
-    json_t *out;
+    jr_jw_t w;
     int i;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_BANS_LIST, &rows, JR_ARGS(jr_now_iso(ctx->pool))) !=
         APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    out = json_array();
+    jr_jw_init(&w, ctx->pool, 1024);
+    jr_jw_arr(&w);
     for (i = 0; i < rows->nrows; ++i) {
-        const char *exp = jr_rows_get(rows, i, "expires_at");
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:o}", "ip",
-                                             jr_rows_get(rows, i, "ip"), "reason",
-                                             jr_rows_get(rows, i, "reason"), "created_at",
-                                             jr_rows_get(rows, i, "created_at"), "expires_at",
-                                             exp ? json_string(exp) : json_null()));
+        jr_jw_obj(&w);
+        jr_jw_kstr(&w, "ip", jr_rows_get(rows, i, "ip"));
+        jr_jw_kstr(&w, "reason", jr_rows_get(rows, i, "reason"));
+        jr_jw_kstr(&w, "created_at", jr_rows_get(rows, i, "created_at"));
+        jr_jw_kstr(&w, "expires_at", jr_rows_get(rows, i, "expires_at"));
+        jr_jw_obj_end(&w);
     }
-    return jr_reply(res, ctx->pool, 200, out);
+    jr_jw_arr_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 /* The subject an unban names: the listed form ("2001:db8:1:2::/64", in any spelling of the

@@ -12,8 +12,12 @@
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p)
 {
+    res->pool = p;
     res->status = 500;
-    res->json = NULL;
+    res->error = NULL;
+    res->error_code = NULL;
+    res->error_param = NULL;
+    res->error_id = 0;
     res->body = NULL;
     res->body_len = 0;
     res->streamed = 0;
@@ -30,36 +34,47 @@ int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
     msg = jr_pvsprintf(p, fmt, ap);
     va_end(ap);
     res->status = status;
-    res->json = jr_json_own(p, json_pack("{s:s}", "error", msg));
-    jr_error_describe(p, res->json, status, msg);
-    res->body = NULL;
+    res->error = msg;
+    res->error_id = 0;
+    jr_error_describe(p, status, msg, &res->error_code, &res->error_param);
     res->streamed = 0;
+    jr_error_render(res);
     apr_table_unset(res->headers, "X-Total-Count"); /* of a list that failed after its start */
-    return status;
-}
-
-int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json)
-{
-    res->status = status;
-    res->json = jr_json_own(p, json);
-    res->body = NULL;
-    res->streamed = 0;
     return status;
 }
 
 int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len)
 {
     res->status = status;
-    res->json = NULL;
+    res->error = NULL;
     res->body = body;
     res->body_len = len;
     res->streamed = 0;
     return status;
 }
 
+/* {"ok": true}, with "count" when count >= 0. */
+static int reply_ok(jr_result_t *res, apr_pool_t *p, long long count)
+{
+    jr_jw_t w;
+    jr_jw_init(&w, p, 32);
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "ok", 1);
+    if (count >= 0) {
+        jr_jw_kint(&w, "count", count);
+    }
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
+}
+
 int jr_reply_ok(jr_result_t *res, apr_pool_t *p)
 {
-    return jr_reply(res, p, 200, json_pack("{s:b}", "ok", 1));
+    return reply_ok(res, p, -1);
+}
+
+int jr_reply_ok_count(jr_result_t *res, apr_pool_t *p, long long count)
+{
+    return reply_ok(res, p, count < 0 ? 0 : count);
 }
 
 long long jr_param_id(const jr_ctx_t *ctx, const char *name)

@@ -106,8 +106,10 @@ void jr_result_init(jr_result_t *res, apr_pool_t *p);
 /* Fills res with {"error": message}. Returns status: what the operation answered. */
 int jr_fail(jr_result_t *res, apr_pool_t *p, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int jr_reply(jr_result_t *res, apr_pool_t *p, int status, json_t *json);
+/* {"ok": true} with 200. */
 int jr_reply_ok(jr_result_t *res, apr_pool_t *p);
+/* {"ok": true, "count": count} with 200: how many records a bulk action changed. */
+int jr_reply_ok_count(jr_result_t *res, apr_pool_t *p, long long count);
 /* An answer already serialised (jr_jw). */
 int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
 

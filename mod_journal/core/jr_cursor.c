@@ -162,16 +162,20 @@ static const char *filters_tag(apr_pool_t *p, const jr_page_t *pg)
 
 static const char *page_cursor(apr_pool_t *p, const jr_page_t *pg, const char *const *keys)
 {
-    json_t *k = json_array();
-    const char *text;
+    jr_jw_t w;
     int i;
+    jr_jw_init(&w, p, 128);
+    jr_jw_arr(&w);
+    jr_jw_str(&w, "p");
+    jr_jw_str(&w, pg->list);
+    jr_jw_str(&w, filters_tag(p, pg));
+    jr_jw_arr(&w);
     for (i = 0; i < pg->nkeys; ++i) {
-        json_array_append_new(k, keys[i] ? json_string(keys[i]) : json_null());
+        jr_jw_str(&w, keys[i]); /* NULL: null */
     }
-    text = jr_json_dump(p, jr_json_own(p, json_pack("[s, s, s, o]", "p", pg->list,
-                                                      filters_tag(p, pg), k)),
-                        NULL);
-    return jr_b64url_encode(p, text);
+    jr_jw_arr_end(&w);
+    jr_jw_arr_end(&w);
+    return jr_b64url_encode(p, jr_jw_done(&w, NULL));
 }
 
 /* Fills pg->key from a cursor; 0, or -1 when it is not a cursor of this list and filters. */
@@ -304,30 +308,7 @@ static void page_envelope(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res)
     }
 }
 
-static void page_envelope_json(jr_ctx_t *ctx, json_t *env, jr_result_t *res)
-{
-    const char *cursor;
-    if (page_out(ctx, res, &cursor)) {
-        json_object_set_new(env, "has_more", json_boolean(ctx->page->has_more));
-        json_object_set_new(env, "next_cursor", cursor ? json_string(cursor) : json_null());
-    }
-}
-
-int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
-                  long long offset)
-{
-    if (ctx->iface == JR_IF_V1) {
-        json_t *env = json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
-                                (json_int_t)total, "limit", (json_int_t)limit, "offset",
-                                (json_int_t)offset);
-        page_envelope_json(ctx, env, res);
-        return jr_reply(res, ctx->pool, 200, env);
-    }
-    apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
-    return jr_reply(res, ctx->pool, 200, items);
-}
-
-void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
+static void list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
 {
     res->status = 200;
     if (ctx->iface == JR_IF_V1) {
@@ -337,6 +318,11 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
         apr_table_setn(res->headers, "X-Total-Count", jr_i64(ctx->pool, total));
     }
     jr_jw_arr(w);
+}
+
+void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total)
+{
+    list_begin(ctx, w, res, total);
     jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
 }
 
@@ -352,4 +338,29 @@ int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
         jr_jw_obj_end(w);
     }
     return jr_reply_jw(res, 200, w);
+}
+
+int jr_reply_row(jr_ctx_t *ctx, jr_result_t *res, int status, jr_row_write_fn *write,
+                 const jr_rows_t *r, int i)
+{
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 512);
+    write(ctx->pool, &w, r, i);
+    return jr_reply_jw(res, status, &w);
+}
+
+int jr_reply_rows(jr_ctx_t *ctx, jr_result_t *res, jr_page_t *pg, const char *const *keys,
+                  jr_row_write_fn *write, const jr_rows_t *r, long long total, long long limit,
+                  long long offset)
+{
+    jr_jw_t w;
+    int i;
+    /* Not streamed: the rows are in memory already, and the page's Link header is set at
+     * the end. */
+    jr_jw_init(&w, ctx->pool, 4096);
+    list_begin(ctx, &w, res, total);
+    for (i = 0; i < r->nrows && (!pg || jr_page_take_row(ctx->pool, pg, r, i, keys)); ++i) {
+        write(ctx->pool, &w, r, i);
+    }
+    return jr_jw_list_end(ctx, &w, res, total, limit, offset);
 }

@@ -57,10 +57,6 @@ int jr_page_take_row(apr_pool_t *p, jr_page_t *pg, const jr_rows_t *r, int i,
  * (jr_page_begin), has_more and next_cursor (null on the last page) and the Link header
  * to the next page; on /api a bare array with an X-Total-Count header. */
 
-/* A list answer of a jansson array. Takes ownership of items. */
-int jr_reply_list(jr_ctx_t *ctx, jr_result_t *res, json_t *items, long long total, long long limit,
-                  long long offset);
-
 /* Streaming lists. begin fixes the answer's status (200) and, on /api, the X-Total-Count
  * header, writes "[" (/api) or the envelope's {"items":[ (/api/v1), and from then on lets
  * the writer hand its bytes to ctx->flush: res's status and headers must not change after
@@ -71,6 +67,20 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
 int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,
                    long long offset);
 
+/* Writes row i of a result as the record the API shows: the one serializer of a record kind,
+ * for its own answer and for the lists it is an item of. */
+typedef void jr_row_write_fn(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i);
+
+/* The answer of one record: row i of r. */
+int jr_reply_row(jr_ctx_t *ctx, jr_result_t *res, int status, jr_row_write_fn *write,
+                 const jr_rows_t *r, int i);
+
+/* A list answer of the rows of r: those pg takes (keys: its sort columns), all when pg is NULL.
+ * Written whole, not streamed. */
+int jr_reply_rows(jr_ctx_t *ctx, jr_result_t *res, jr_page_t *pg, const char *const *keys,
+                  jr_row_write_fn *write, const jr_rows_t *r, long long total, long long limit,
+                  long long offset);
+
 /* ---- sync: updated_since ----------------------------------------------------------------
  * A list with updated_since (or a sync cursor) answers the records changed at or after that
  * instant, ordered by (updated_at, id), with include_deleted=1 also the deleted ones as
@@ -80,7 +90,7 @@ int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total,
 #define JR_SYNC_SETTLE_SECONDS 5
 
 /* Writes row i of a sync result as the list's item. */
-typedef void jr_sync_write_fn(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i);
+typedef jr_row_write_fn jr_sync_write_fn;
 
 typedef struct {
     const char *list;   /* "entries": the path under /api/v1 */

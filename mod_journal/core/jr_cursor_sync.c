@@ -21,11 +21,16 @@ typedef struct {
 
 static const char *encode(apr_pool_t *p, const char *list, const sync_pos_t *pos)
 {
-    return jr_b64url_encode(
-        p, jr_json_dump(p,
-                        jr_json_own(p, json_pack("[s, s, i, s, s]", "s", list, pos->deleted,
-                                                 pos->at, pos->id)),
-                        NULL));
+    jr_jw_t w;
+    jr_jw_init(&w, p, 128);
+    jr_jw_arr(&w);
+    jr_jw_str(&w, "s");
+    jr_jw_str(&w, list);
+    jr_jw_int(&w, pos->deleted);
+    jr_jw_str(&w, pos->at);
+    jr_jw_str(&w, pos->id);
+    jr_jw_arr_end(&w);
+    return jr_b64url_encode(p, jr_jw_done(&w, NULL));
 }
 
 /* 1 when the cursor parameter is a sync cursor (its JSON starts with ["s"). */

@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 
 #include "jr_error_codes.h"
+#include "jr_jw.h"
 
 static const struct {
     int status;
@@ -53,7 +54,8 @@ static char *leading_name(apr_pool_t *p, const char *msg)
     return NULL;
 }
 
-void jr_error_describe(apr_pool_t *p, json_t *body, int status, const char *msg)
+void jr_error_describe(apr_pool_t *p, int status, const char *msg, const char **code_out,
+                       const char **param_out)
 {
     const char *code = "error";
     char *param = NULL;
@@ -76,22 +78,39 @@ void jr_error_describe(apr_pool_t *p, json_t *body, int status, const char *msg)
             code = "invalid_field";
         }
     }
-    json_object_set_new(body, "code", json_string(code));
-    if (param) {
-        json_object_set_new(body, "param", json_string(param));
+    *code_out = code;
+    *param_out = param;
+}
+
+void jr_error_render(jr_result_t *res)
+{
+    jr_jw_t w;
+    jr_jw_init(&w, res->pool, 128);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "error", res->error);
+    jr_jw_kstr(&w, "code", res->error_code);
+    if (res->error_param) {
+        jr_jw_kstr(&w, "param", res->error_param);
     }
+    if (res->error_id > 0) {
+        jr_jw_kint(&w, "id", res->error_id);
+    }
+    jr_jw_obj_end(&w);
+    res->body = jr_jw_done(&w, &res->body_len);
 }
 
 void jr_error_code(jr_result_t *res, const char *code)
 {
-    if (res->json && json_is_object(res->json)) {
-        json_object_set_new(res->json, "code", json_string(code));
+    if (res->error) {
+        res->error_code = code;
+        jr_error_render(res);
     }
 }
 
 void jr_error_id(jr_result_t *res, long long id)
 {
-    if (res->json && json_is_object(res->json)) {
-        json_object_set_new(res->json, "id", json_integer(id));
+    if (res->error) {
+        res->error_id = id;
+        jr_error_render(res);
     }
 }

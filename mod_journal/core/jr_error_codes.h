@@ -7,12 +7,15 @@
 #define JR_ERROR_CODES_H
 
 #include <apr_pools.h>
-#include <jansson.h>
 
 #include "jr_result.h"
 
-/* Adds code and param to an error body made of msg for status (jr_fail calls it). */
-void jr_error_describe(apr_pool_t *p, json_t *body, int status, const char *msg);
+/* The code and param (NULL: none) of an error made of msg for status (jr_fail calls it). */
+void jr_error_describe(apr_pool_t *p, int status, const char *msg, const char **code,
+                       const char **param);
+
+/* Writes res's error members (error, code, param, id) as its body through the writer. */
+void jr_error_render(jr_result_t *res);
 
 /* Replaces the code of the error in res (after jr_fail). */
 void jr_error_code(jr_result_t *res, const char *code);

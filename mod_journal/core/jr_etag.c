@@ -44,18 +44,11 @@ int jr_etag_route(const jr_route_t *route)
 /* "\"<128 bits of SHA-256 in hex>\"" of the answer's body; NULL without a body. */
 static const char *tag_of(apr_pool_t *p, const jr_result_t *res)
 {
-    const char *body = res->body, *hex;
-    size_t len = res->body_len;
-    if (res->status != 200 || res->streamed || res->file) {
+    const char *hex;
+    if (res->status != 200 || res->streamed || res->file || !res->body) {
         return NULL;
     }
-    if (!body) {
-        if (!res->json) {
-            return NULL;
-        }
-        body = jr_json_dump(p, res->json, &len);
-    }
-    hex = jr_sha256_hex(p, body, len);
+    hex = jr_sha256_hex(p, res->body, res->body_len);
     return hex ? apr_pstrcat(p, "\"", apr_pstrndup(p, hex, 32), "\"", NULL) : NULL;
 }
 

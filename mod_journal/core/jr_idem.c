@@ -150,7 +150,6 @@ void jr_idem_end(jr_ctx_t *ctx, jr_idem_t *idem, const jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     apr_status_t rv;
     const char *body;
-    size_t len;
 
     if (!idem) {
         return;
@@ -159,8 +158,7 @@ void jr_idem_end(jr_ctx_t *ctx, jr_idem_t *idem, const jr_result_t *res)
         /* Nothing that a retry should see again: the next attempt runs the operation. */
         rv = jr_db_exec(ctx->db, p, JR_Q_IDEM_RELEASE, NULL, JR_ARGS(idem->owner, idem->key));
     } else {
-        body = res->body ? apr_pstrmemdup(p, res->body, res->body_len)
-                         : jr_json_dump(p, res->json ? res->json : jr_json_own(p, json_object()), &len);
+        body = res->body ? apr_pstrmemdup(p, res->body, res->body_len) : "{}";
         rv = jr_db_exec(ctx->db, p, JR_Q_IDEM_STORE, NULL,
                         JR_ARGS(apr_itoa(p, res->status), body, idem->owner, idem->key));
     }

@@ -3,6 +3,7 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_util.h"
 
 static apr_status_t json_release(void *data)
@@ -74,6 +75,11 @@ char *jr_json_dump(apr_pool_t *p, const json_t *j, size_t *len)
         *len = b.len;
     }
     return b.buf;
+}
+
+void jr_jw_json(jr_jw_t *w, const json_t *v)
+{
+    jr_jw_raw(w, v ? jr_json_dump(w->pool, v, NULL) : "null");
 }
 
 size_t jr_utf8_len(const char *s)

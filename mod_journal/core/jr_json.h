@@ -14,6 +14,12 @@ json_t *jr_json_parse(apr_pool_t *p, const char *buf, size_t len, const char **e
 /* Serialises compactly into pool memory. */
 char *jr_json_dump(apr_pool_t *p, const json_t *j, size_t *len);
 
+/* Writes a value that exists as a jansson tree before any answer is made (a backup's counts,
+ * which its manifest holds too) as the next value of an answer: the one way such a value
+ * joins the output path. */
+struct jr_jw;
+void jr_jw_json(struct jr_jw *w, const json_t *v);
+
 typedef enum {
     JR_F_STRING = 1,   /* min/max bound the length in characters (UTF-8 code points) */
     JR_F_INT,          /* min/max bound the value */

@@ -30,10 +30,8 @@ int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res);
 /* The four in order, for callers outside the road. */
 int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res);
 
-/* The record of row i (JR_KEY_COLS, in jr_keys_admin_sql.h), never the secret: written to a
- * streaming writer, or as a jansson value. */
+/* The record of row i (JR_KEY_COLS, in jr_keys_admin_sql.h), never the secret. */
 #include "jr_jw.h"
 void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i);
-json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i);
 
 #endif

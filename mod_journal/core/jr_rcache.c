@@ -313,7 +313,6 @@ int jr_rcache_serve(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res,
         return 0;
     }
     res->status = pg.status;
-    res->json = NULL;
     res->body = pg.body;
     res->body_len = pg.body_len;
     page_headers(ctx, &pg, res);
@@ -338,12 +337,8 @@ void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res)
     char *h;
     int i;
     if (!rq->keep || res->status != 200 || res->streamed || res->file || res->content_type ||
-        (!res->body && !res->json)) {
+        !res->body) {
         return;
-    }
-    if (!res->body) { /* a jansson document: serialised here once, and sent as this text */
-        res->body = jr_json_dump(ctx->pool, res->json, &res->body_len);
-        res->json = NULL;
     }
     pg = (jr_rcache_page_t){res->status, res->body, res->body_len, NULL, 0};
     /* The headers the operation added (X-Total-Count, Link): those before it are this

@@ -4,6 +4,7 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_time.h"
@@ -104,19 +105,25 @@ int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id)
     return !strcmp(jr_setting(ctx, id), "true");
 }
 
-static json_t *typed(const setting_def_t *d, const char *v)
+/* A value as its kind's JSON type; a stored integer out of bounds stays its text. */
+static void typed(jr_jw_t *w, const setting_def_t *d, const char *v)
 {
     long long n;
     switch (d->kind) {
     case S_INT:
-        return jr_parse_int64(v, d->min, d->max, &n) == 0 ? json_integer(n) : json_string(v);
+        if (jr_parse_int64(v, d->min, d->max, &n) == 0) {
+            jr_jw_int(w, n);
+            return;
+        }
+        break;
     case S_SWITCH:
-        return json_boolean(!strcmp(v, "true"));
+        jr_jw_bool(w, !strcmp(v, "true"));
+        return;
     case S_TEXT:
     case S_TFTEXT:
         break;
     }
-    return json_string(v);
+    jr_jw_str(w, v);
 }
 
 static int in_choices(const char *choices, const char *v)
@@ -186,26 +193,30 @@ static const char *check_value(apr_pool_t *p, const setting_def_t *d, json_t *v,
     return s;
 }
 
-static json_t *all_settings(jr_ctx_t *ctx, int only_public)
+static int all_settings(jr_ctx_t *ctx, jr_result_t *res, int only_public)
 {
-    json_t *out = json_object();
+    jr_jw_t w;
     int id;
+    jr_jw_init(&w, ctx->pool, 4096);
+    jr_jw_obj(&w);
     for (id = 0; id < JR_SETTING__COUNT; ++id) {
         if (!only_public || defs[id].public) {
-            json_object_set_new(out, defs[id].name, typed(&defs[id], jr_setting(ctx, id)));
+            jr_jw_key(&w, defs[id].name);
+            typed(&w, &defs[id], jr_setting(ctx, id));
         }
     }
-    return out;
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_settings_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return jr_reply(res, ctx->pool, 200, all_settings(ctx, 0));
+    return all_settings(ctx, res, 0);
 }
 
 int jr_op_public_settings(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return jr_reply(res, ctx->pool, 200, all_settings(ctx, 1));
+    return all_settings(ctx, res, 1);
 }
 
 int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -247,5 +258,5 @@ int jr_op_settings_put(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_err_write(ctx, res, NULL);
     }
     apr_pool_userdata_setn(NULL, "jr:settings", NULL, p); /* read the new values back */
-    return jr_reply(res, p, 200, all_settings(ctx, 0));
+    return all_settings(ctx, res, 0);
 }

@@ -30,6 +30,8 @@ TCase *fx_tcase(Suite *s, const char *name, SFun setup_fn, SFun teardown_fn);
 jr_result_t fx_call_as(jr_ctx_t *c, jr_op_fn *op, const char *body);
 jr_result_t fx_call(jr_op_fn *op, const char *body);
 void fx_set_id(jr_ctx_t *c, long long id);
+/* The answer's body read back as JSON (NULL without one). */
+json_t *fx_json(jr_result_t r);
 const char *fx_error(const jr_result_t *r);
 long long fx_id(const jr_result_t *r);
 

@@ -5,25 +5,48 @@
 #include <string.h>
 
 #include "jr_health.h"
+#include "jr_json.h"
 #include "unit.h"
 
+/* The members jr_ai_describe writes after counts (NULL: none), read back as JSON. */
+static json_t *described(apr_pool_t *p, const jr_config_t *cfg, int detail, const char *counts)
+{
+    jr_jw_t w;
+    size_t len;
+    const char *text, *err = NULL;
+    json_t *j;
+    jr_jw_init(&w, p, 64);
+    jr_jw_obj(&w);
+    if (counts) {
+        jr_jw_kint(&w, counts, 4);
+    }
+    jr_ai_describe(&w, cfg, detail);
+    jr_jw_obj_end(&w);
+    text = jr_jw_done(&w, &len);
+    j = jr_json_parse(p, text, len, &err);
+    ck_assert_msg(j != NULL, "%s: %s", text, err ? err : "?");
+    return j;
+}
+
+/* Sorted keys: the expected texts do not depend on the members' order. */
 static char *dump(json_t *j)
 {
-    char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(j);
-    return s;
+    return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 }
 
 /* Asserts both answers for cfg: brief (health) and detailed (AI status). */
 static void expect(const jr_config_t *cfg, const char *brief, const char *detail)
 {
     const char *want[] = {brief, detail};
+    apr_pool_t *p;
     int i;
+    apr_pool_create(&p, NULL);
     for (i = 0; i < 2; ++i) {
-        char *got = dump(jr_ai_describe(cfg, NULL, i));
+        char *got = dump(described(p, cfg, i, NULL));
         ck_assert_msg(strcmp(got, want[i]) == 0, "got %s, want %s", got, want[i]);
         free(got);
     }
+    apr_pool_destroy(p);
 }
 
 #define UNKNOWN_WORKERS                                                                    \
@@ -99,13 +122,15 @@ END_TEST
 START_TEST(added_to_the_queue_counts)
 {
     jr_config_t cfg;
-    json_t *counts = json_pack("{s:i, s:i}", "pending", 4, "failed", 1);
+    apr_pool_t *p;
+    json_t *out;
+    apr_pool_create(&p, NULL);
     memset(&cfg, 0, sizeof(cfg));
-    ck_assert_ptr_eq(jr_ai_describe(&cfg, counts, 1), counts);
-    ck_assert_int_eq(json_integer_value(json_object_get(counts, "pending")), 4);
-    ck_assert_int_eq(json_integer_value(json_object_get(counts, "failed")), 1);
-    ck_assert(json_is_false(json_object_get(counts, "configured")));
-    json_decref(counts);
+    out = described(p, &cfg, 1, "pending");
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "pending")), 4);
+    ck_assert(json_is_false(json_object_get(out, "configured")));
+    ck_assert(json_is_object(json_object_get(out, "workers")));
+    apr_pool_destroy(p);
 }
 END_TEST
 

@@ -152,7 +152,7 @@ static const char *restricted_key(void)
                                            "\"expires_at\": \"2999-01-01T00:00:00Z\"}",
                                            b));
     ck_assert_msg(res.status == 201, "create key: %d %s", res.status, fx_error(&res));
-    return json_string_value(json_object_get(res.json, "key"));
+    return json_string_value(json_object_get(fx_json(res), "key"));
 }
 
 /* The answer of a refused key, or status 0 for an accepted one. */

@@ -30,7 +30,7 @@ static json_t *op_json(jr_op_fn *op, const char *body, int status)
 {
     jr_result_t res = fx_call(op, body);
     ck_assert_msg(res.status == status, "status %d, expected %d", res.status, status);
-    return res.json;
+    return fx_json(res);
 }
 
 static long long new_entry(const char *description)

@@ -1,4 +1,5 @@
 /* The operations of branches and groups, driven directly on a migrated SQLite file. */
+#include <stdio.h>
 #include <string.h>
 
 #include <apr_strings.h>
@@ -18,8 +19,8 @@ START_TEST(branches_create_and_list)
     ck_assert_int_eq(res.status, 201);
     id = fx_id(&res);
     ck_assert_int_gt(id, 0);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "North");
-    ck_assert_ptr_nonnull(jr_json_str(res.json, "created_at", NULL));
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "North");
+    ck_assert_ptr_nonnull(jr_json_str(fx_json(res), "created_at", NULL));
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type"), "create/branch");
     ck_assert_str_eq(fx_audit_last("entity_id"), jr_i64(fx_pool, id));
@@ -30,15 +31,15 @@ START_TEST(branches_create_and_list)
     fx_new_branch("South");
     res = fx_call(jr_op_branches_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 2);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
-    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "name", ""), "North");
-    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 1), "name", ""), "South");
+    ck_assert_str_eq(jr_json_str(json_array_get(fx_json(res), 0), "name", ""), "North");
+    ck_assert_str_eq(jr_json_str(json_array_get(fx_json(res), 1), "name", ""), "South");
     apr_table_setn(fx_ctx.query, "limit", "1");
     apr_table_setn(fx_ctx.query, "offset", "1");
     res = fx_call(jr_op_branches_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
-    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "name", ""), "South");
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
+    ck_assert_str_eq(jr_json_str(json_array_get(fx_json(res), 0), "name", ""), "South");
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
     apr_table_setn(fx_ctx.query, "limit", "0");
     EXPECT(fx_call(jr_op_branches_list, NULL), 400, "limit");
@@ -47,7 +48,7 @@ START_TEST(branches_create_and_list)
     fx_set_id(&fx_ctx, id);
     res = fx_call(jr_op_branches_get, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "North");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "North");
     fx_set_id(&fx_ctx, id + 1000);
     EXPECT(fx_call(jr_op_branches_get, NULL), 404, "not found");
 }
@@ -78,7 +79,7 @@ START_TEST(branches_update_and_delete)
     before = fx_audit_count();
     res = fx_call(jr_op_branches_update, "{\"name\": \"A2\"}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "A2");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "A2");
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action"), "update");
     ck_assert_int_eq(fx_call(jr_op_branches_update, "{\"name\": \"A2\"}").status, 200); /* itself */
@@ -127,8 +128,8 @@ START_TEST(groups_names_unique_per_branch)
     jr_result_t res = fx_create_group("Math", a);
     ck_assert_int_eq(res.status, 201);
     g = fx_id(&res);
-    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), a);
-    ck_assert(json_is_null(json_object_get(res.json, "tutor_id")));
+    ck_assert_int_eq(jr_json_int(fx_json(res), "branch_id", -1), a);
+    ck_assert(json_is_null(json_object_get(fx_json(res), "tutor_id")));
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type || '/' || entity_id"),
                      apr_pstrcat(fx_pool, "create/group/", jr_i64(fx_pool, g), NULL));
@@ -149,7 +150,7 @@ START_TEST(groups_soft_delete_and_restore)
     before = fx_audit_count();
     res = fx_call(jr_op_groups_delete, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert(json_is_true(json_object_get(res.json, "ok")));
+    ck_assert(json_is_true(json_object_get(fx_json(res), "ok")));
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action"), "delete");
     ck_assert_str_eq(fx_sql(jr_psprintf(fx_pool,
@@ -158,8 +159,8 @@ START_TEST(groups_soft_delete_and_restore)
 
     res = fx_call(jr_op_groups_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
-    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), g2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(fx_json(res), 0), "id", -1), g2);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "1");
     EXPECT(fx_call(jr_op_groups_get, NULL), 404, "not found");
     EXPECT(fx_call(jr_op_groups_delete, NULL), 404, "not found");
@@ -168,11 +169,11 @@ START_TEST(groups_soft_delete_and_restore)
     res = fx_call(jr_op_groups_restore, NULL);
     ck_assert_int_eq(res.status, 200);
     ck_assert_int_eq(fx_id(&res), g1);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "One");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "One");
     ck_assert_int_eq(fx_audit_count(), before + 2);
     ck_assert_str_eq(fx_audit_last("action"), "restore");
     res = fx_call(jr_op_groups_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 2);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
     ck_assert_int_eq(fx_call(jr_op_groups_get, NULL).status, 200);
     EXPECT(fx_call(jr_op_groups_restore, NULL), 404, "no deleted group");
@@ -194,6 +195,46 @@ START_TEST(groups_restore_name_conflict)
 }
 END_TEST
 
+static int count_flush(void *baton, const char *data, size_t len)
+{
+    ++*(int *)baton;
+    return 0;
+}
+
+/* A page read into memory is written whole: its Link header and has_more are known only at
+ * its end, so no byte may leave before (a page of 250 groups with long names is past the
+ * writer's 64 KiB flush point). */
+START_TEST(groups_page_is_written_whole)
+{
+    long long a = fx_new_branch("A");
+    char name[201];
+    int i, flushes = 0;
+    jr_result_t res;
+    for (i = 0; i < 260; ++i) {
+        memset(name, 'n', 200);
+        snprintf(name, 8, "%06d", i);
+        name[6] = 'n';
+        name[200] = '\0';
+        fx_new_group(name, a);
+    }
+    fx_ctx.iface = JR_IF_V1;
+    fx_ctx.flush = count_flush;
+    fx_ctx.flush_baton = &flushes;
+    apr_table_setn(fx_ctx.query, "limit", "250");
+    res = fx_call(jr_op_groups_list, NULL);
+    fx_ctx.flush = NULL;
+    fx_ctx.flush_baton = NULL;
+    fx_ctx.iface = JR_IF_ADMIN;
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_int_eq(flushes, 0);
+    ck_assert_int_eq(res.streamed, 0);
+    ck_assert_uint_gt(res.body_len, 64 * 1024);
+    ck_assert_ptr_nonnull(apr_table_get(res.headers, "Link"));
+    ck_assert(json_is_true(json_object_get(fx_json(res), "has_more")));
+    ck_assert_uint_eq(json_array_size(json_object_get(fx_json(res), "items")), 250);
+}
+END_TEST
+
 START_TEST(groups_list_paging)
 {
     long long a = fx_new_branch("A"), b = fx_new_branch("B"), g2;
@@ -205,21 +246,21 @@ START_TEST(groups_list_paging)
     apr_table_setn(fx_ctx.query, "offset", "1");
     res = fx_call(jr_op_groups_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
-    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), g2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(fx_json(res), 0), "id", -1), g2);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "3");
     apr_table_clear(fx_ctx.query);
     apr_table_setn(fx_ctx.query, "branch_id", jr_i64(fx_pool, b));
     res = fx_call(jr_op_groups_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "1");
 
     /* The v1 interface wraps lists in an envelope. */
     fx_ctx.iface = JR_IF_V1;
     res = fx_call(jr_op_groups_list, NULL);
-    ck_assert_int_eq(jr_json_int(res.json, "total", -1), 1);
-    ck_assert_int_eq(jr_json_int(res.json, "limit", -1), JR_LIMIT_DEFAULT);
-    ck_assert_uint_eq(json_array_size(json_object_get(res.json, "items")), 1);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "total", -1), 1);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "limit", -1), JR_LIMIT_DEFAULT);
+    ck_assert_uint_eq(json_array_size(json_object_get(fx_json(res), "items")), 1);
     fx_ctx.iface = JR_IF_ADMIN;
 
 #define BAD_QUERY(k, v, word)                                                                  \
@@ -245,8 +286,8 @@ START_TEST(groups_update)
     before = fx_audit_count();
     res = fx_call(jr_op_groups_update, "{\"name\": \" Renamed \"}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "Renamed");
-    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), a);
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "Renamed");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "branch_id", -1), a);
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action || '/' || changes"), "update/[\"name\"]");
     EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"Taken\"}"), 409, "Taken");
@@ -263,7 +304,7 @@ START_TEST(groups_update)
     res = fx_call(jr_op_groups_update,
                   jr_psprintf(fx_pool, "{\"branch_id\": %lld, \"name\": \"Moved\"}", b));
     ck_assert_int_eq(res.status, 200);
-    ck_assert_int_eq(jr_json_int(res.json, "branch_id", -1), b);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "branch_id", -1), b);
     fx_set_id(&fx_ctx, g + 100);
     EXPECT(fx_call(jr_op_groups_update, "{\"name\": \"X\"}"), 404, "not found");
 }
@@ -323,6 +364,7 @@ Suite *suite_ops(void)
     tcase_add_test(tc, groups_soft_delete_and_restore);
     tcase_add_test(tc, groups_restore_name_conflict);
     tcase_add_test(tc, groups_list_paging);
+    tcase_add_test(tc, groups_page_is_written_whole);
     tcase_add_test(tc, groups_update);
     tcase_add_test(tc, load_judges_scope_trash_and_refs);
     return s;

@@ -39,17 +39,17 @@ START_TEST(entries_create_get_update_delete)
     ck_assert_int_eq(res.status, 201);
     id = fx_id(&res);
     ck_assert_int_gt(id, 0);
-    ck_assert_str_eq(jr_json_str(res.json, "student_name", ""), "Ann");
-    ck_assert_int_eq(jr_json_int(res.json, "group_id", 0), group_id);
+    ck_assert_str_eq(jr_json_str(fx_json(res), "student_name", ""), "Ann");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "group_id", 0), group_id);
 
     fx_set_id(&fx_ctx, id);
     res = fx_call(jr_op_entries_get, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "description", ""), "first");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "description", ""), "first");
 
     res = fx_call(jr_op_entries_update, "{\"description\": \"second\"}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "description", ""), "second");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "description", ""), "second");
     ck_assert_int_eq(fx_audit_count(), audits + 1);
 
     ck_assert_int_eq(fx_call(jr_op_entries_delete, NULL).status, 200);
@@ -149,7 +149,7 @@ START_TEST(reports_versions_and_restore)
     apr_table_setn(fx_ctx.params, "versionId", first_version);
     res = fx_call(jr_op_reports_restore_version, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(jr_json_str(res.json, "text", ""), "one");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "text", ""), "one");
     apr_table_setn(fx_ctx.params, "versionId", "999");
     EXPECT(fx_call(jr_op_reports_restore_version, NULL), 404, "version");
     ck_assert_str_eq(fx_sql("SELECT text FROM lesson_reports"), "one");
@@ -181,10 +181,10 @@ START_TEST(keys_create_shows_the_secret_once)
     const char *secret;
     long long id;
     ck_assert_int_eq(res.status, 201);
-    secret = jr_json_str(res.json, "key", NULL);
+    secret = jr_json_str(fx_json(res), "key", NULL);
     ck_assert_ptr_nonnull(secret);
     ck_assert(jr_key_wellformed(secret));
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "k");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "k");
     id = fx_id(&res);
     /* Only its hash is stored, and no other answer carries it. */
     ck_assert_int_eq(count(jr_psprintf(fx_pool,
@@ -195,25 +195,25 @@ START_TEST(keys_create_shows_the_secret_once)
     fx_set_id(&fx_ctx, id);
     res = fx_call(jr_op_keys_get, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_ptr_null(json_object_get(res.json, "key"));
+    ck_assert_ptr_null(json_object_get(fx_json(res), "key"));
     res = fx_call(jr_op_keys_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_ptr_null(strstr(jr_json_dump(fx_pool, res.json, NULL), secret));
+    ck_assert_ptr_null(strstr(jr_json_dump(fx_pool, fx_json(res), NULL), secret));
 }
 END_TEST
 
 START_TEST(keys_update_rotate_delete)
 {
     jr_result_t res = fx_call(jr_op_keys_create, "{\"name\": \"k\", \"scopes\": [\"read\"]}");
-    const char *old = apr_pstrdup(fx_pool, jr_json_str(res.json, "key", ""));
+    const char *old = apr_pstrdup(fx_pool, jr_json_str(fx_json(res), "key", ""));
     long long id = fx_id(&res);
     fx_set_id(&fx_ctx, id);
     res = fx_call(jr_op_keys_update, "{\"scopes\": [\"read\", \"write\"]}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert_int_eq(json_array_size(json_object_get(res.json, "scopes")), 2);
+    ck_assert_int_eq(json_array_size(json_object_get(fx_json(res), "scopes")), 2);
     res = fx_call(jr_op_keys_rotate, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_ne(jr_json_str(res.json, "key", old), old);
+    ck_assert_str_ne(jr_json_str(fx_json(res), "key", old), old);
     ck_assert_int_eq(fx_call(jr_op_keys_delete, NULL).status, 200);
     EXPECT(fx_call(jr_op_keys_get, NULL), 404, "not found");
     EXPECT(fx_call(jr_op_keys_rotate, NULL), 404, "not found");

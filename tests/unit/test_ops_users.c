@@ -64,13 +64,13 @@ START_TEST(users_create_normalises)
     const char *hash;
     ck_assert_int_eq(res.status, 201);
     uid = fx_id(&res);
-    ck_assert_str_eq(jr_json_str(res.json, "username", ""), "alice.s");
-    ck_assert_str_eq(jr_json_str(res.json, "role", ""), "tutor");
-    ck_assert(json_is_true(json_object_get(res.json, "active")));
-    ck_assert_str_eq(jr_json_dump(fx_pool, json_object_get(res.json, "branch_ids"), NULL),
+    ck_assert_str_eq(jr_json_str(fx_json(res), "username", ""), "alice.s");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "role", ""), "tutor");
+    ck_assert(json_is_true(json_object_get(fx_json(res), "active")));
+    ck_assert_str_eq(jr_json_dump(fx_pool, json_object_get(fx_json(res), "branch_ids"), NULL),
                      jr_psprintf(fx_pool, "[%lld,%lld]", a, b));
-    ck_assert_ptr_null(json_object_get(res.json, "password_hash"));
-    ck_assert_ptr_null(json_object_get(res.json, "password"));
+    ck_assert_ptr_null(json_object_get(fx_json(res), "password_hash"));
+    ck_assert_ptr_null(json_object_get(fx_json(res), "password"));
     hash = fx_sql(jr_psprintf(fx_pool, "SELECT password_hash FROM users WHERE id = %lld", uid));
     ck_assert_msg(hash && !strncmp(hash, "$2y$04$", 7), "hash %s", hash ? hash : "(null)");
     ck_assert_int_eq(jr_password_check("wonderland", hash), 1);
@@ -93,7 +93,7 @@ START_TEST(users_last_admin_protected)
     ck_assert_int_eq(res.status, 201);
     res = fx_call(jr_op_users_update, "{\"active\": false}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert(json_is_false(json_object_get(res.json, "active")));
+    ck_assert(json_is_false(json_object_get(fx_json(res), "active")));
     ck_assert_str_eq(fx_audit_last("action || '/' || changes"), "update/[\"active\"]");
 }
 END_TEST
@@ -112,12 +112,12 @@ START_TEST(tutor_sees_only_own_branches)
 
     res = fx_call_as(&t, jr_op_groups_list, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
-    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), ga);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(fx_json(res), 0), "id", -1), ga);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "1");
     apr_table_setn(t.query, "branch_id", jr_i64(fx_pool, b)); /* asking for another branch */
     res = fx_call_as(&t, jr_op_groups_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 0);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 0);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "0");
 
     fx_set_id(&t, ga);
@@ -126,14 +126,14 @@ START_TEST(tutor_sees_only_own_branches)
     EXPECT(fx_call_as(&t, jr_op_groups_get, NULL), 404, "not found");
 
     res = fx_call_as(&t, jr_op_branches_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 1);
-    ck_assert_int_eq(jr_json_int(json_array_get(res.json, 0), "id", -1), a);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 1);
+    ck_assert_int_eq(jr_json_int(json_array_get(fx_json(res), 0), "id", -1), a);
     fx_set_id(&t, b);
     EXPECT(fx_call_as(&t, jr_op_branches_get, NULL), 404, "not found");
 
     /* The admin still sees both. */
     res = fx_call(jr_op_groups_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 2);
 }
 END_TEST
 
@@ -146,9 +146,9 @@ START_TEST(tutor_without_branches_sees_nothing)
     fx_tutor_ctx(&t, tid);
     ck_assert_str_eq(t.who.branch_json, "[]");
     res = fx_call_as(&t, jr_op_groups_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 0);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 0);
     res = fx_call_as(&t, jr_op_branches_list, NULL);
-    ck_assert_uint_eq(json_array_size(res.json), 0);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 0);
 }
 END_TEST
 
@@ -164,7 +164,7 @@ START_TEST(group_tutor_must_belong_to_branch)
               tid = fx_new_tutor("tom", jr_psprintf(fx_pool, "[%lld]", a)), g;
     jr_result_t res = fx_call(jr_op_groups_create, group_body("G", a, tid));
     ck_assert_int_eq(res.status, 201);
-    ck_assert_int_eq(jr_json_int(res.json, "tutor_id", -1), tid);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "tutor_id", -1), tid);
     g = fx_id(&res);
     EXPECT(fx_call(jr_op_groups_create, group_body("H", b, tid)), 400, "tutor_id");
     /* An admin may tutor any branch; a missing user may not. */
@@ -178,10 +178,10 @@ START_TEST(group_tutor_must_belong_to_branch)
     fx_set_id(&fx_ctx, g);
     res = fx_call(jr_op_groups_update, "{\"tutor_id\": null}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert(json_is_null(json_object_get(res.json, "tutor_id")));
+    ck_assert(json_is_null(json_object_get(fx_json(res), "tutor_id")));
     res = fx_call(jr_op_groups_update, jr_psprintf(fx_pool, "{\"tutor_id\": %lld}", tid));
     ck_assert_int_eq(res.status, 200);
-    ck_assert_int_eq(jr_json_int(res.json, "tutor_id", -1), tid);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "tutor_id", -1), tid);
     EXPECT(fx_call(jr_op_groups_update,
                    jr_psprintf(fx_pool, "{\"branch_id\": %lld, \"tutor_id\": %lld}", b, tid)),
            400, "tutor_id");
@@ -271,11 +271,11 @@ START_TEST(login_session_logout)
 
     res = login(&anon, "  ROOT ", "rootpass1");
     ck_assert_int_eq(res.status, 200);
-    token = jr_json_str(res.json, "token", "");
+    token = jr_json_str(fx_json(res), "token", "");
     ck_assert_uint_eq(strlen(token), 64);
-    ck_assert_int_eq(jr_parse_iso_time(jr_json_str(res.json, "expires_at", ""), &exp), 0);
+    ck_assert_int_eq(jr_parse_iso_time(jr_json_str(fx_json(res), "expires_at", ""), &exp), 0);
     ck_assert(exp > apr_time_now() + apr_time_from_sec(3500));
-    ck_assert_str_eq(jr_json_str(json_object_get(res.json, "user"), "username", ""), "root");
+    ck_assert_str_eq(jr_json_str(json_object_get(fx_json(res), "user"), "username", ""), "root");
     /* Only the token's digest is stored. */
     ck_assert_str_eq(fx_sql("SELECT token_hash FROM sessions"),
                      jr_sha256_hex(fx_pool, token, strlen(token)));
@@ -286,7 +286,7 @@ START_TEST(login_session_logout)
     ck_assert_ptr_null(s.who.branch_json);
     res = fx_call_as(&s, jr_op_me, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_int_eq(jr_json_int(json_object_get(res.json, "user"), "id", -1), fx_admin_id);
+    ck_assert_int_eq(jr_json_int(json_object_get(fx_json(res), "user"), "id", -1), fx_admin_id);
 
     ck_assert(!session_ok("", &s));
     ck_assert(!session_ok("abc", &s));
@@ -319,11 +319,11 @@ START_TEST(session_expiry_and_user_changes)
 
     short_cfg.session_ttl = -60; /* already expired */
     anon.cfg = &short_cfg;
-    t1 = jr_json_str(login(&anon, "tina", "tutorpass").json, "token", "");
+    t1 = jr_json_str(fx_json(login(&anon, "tina", "tutorpass")), "token", "");
     ck_assert(!session_ok(t1, &s));
     anon.cfg = fx_ctx.cfg;
 
-    t1 = jr_json_str(login(&anon, "tina", "tutorpass").json, "token", "");
+    t1 = jr_json_str(fx_json(login(&anon, "tina", "tutorpass")), "token", "");
     ck_assert(session_ok(t1, &s));
     ck_assert_int_eq(s.who.role, JR_ROLE_TUTOR);
     ck_assert_str_eq(s.who.branch_json, jr_psprintf(fx_pool, "[%lld]", a));
@@ -333,7 +333,7 @@ START_TEST(session_expiry_and_user_changes)
     ck_assert_int_eq(fx_call(jr_op_users_update, "{\"password\": \"newpassword\"}").status, 200);
     ck_assert(!session_ok(t1, &s));
     EXPECT(login(&anon, "tina", "tutorpass"), 401, "invalid");
-    t2 = jr_json_str(login(&anon, "tina", "newpassword").json, "token", "");
+    t2 = jr_json_str(fx_json(login(&anon, "tina", "newpassword")), "token", "");
     ck_assert(session_ok(t2, &s));
 
     /* Deactivation ends them too and refuses the right password. */
@@ -433,7 +433,7 @@ START_TEST(ipv6_ban_covers_the_64)
     anon.client_ip = "2001:db8:7:9::1"; /* the next /64 */
     ck_assert_int_eq(login(&anon, "root", "rootpass1").status, 200);
     res = fx_call(jr_op_bans_list, NULL);
-    ck_assert_str_eq(jr_json_str(json_array_get(res.json, 0), "ip", ""), "2001:db8:7:8::/64");
+    ck_assert_str_eq(jr_json_str(json_array_get(fx_json(res), 0), "ip", ""), "2001:db8:7:8::/64");
 
     admin.params = apr_table_make(fx_pool, 2);
     apr_table_setn(admin.params, "ip", "2001:db8:7:9::1");
@@ -503,7 +503,7 @@ START_TEST(no_counters_fails_closed)
 {
     jr_ctx_t anon = fx_ctx, v1 = fx_ctx;
     jr_result_t res = fx_call(jr_op_keys_create, "{\"name\": \"k\", \"scopes\": [\"read\"]}");
-    const char *key = jr_json_str(res.json, "key", "");
+    const char *key = jr_json_str(fx_json(res), "key", "");
     ck_assert_int_eq(res.status, 201);
     memset(&anon.who, 0, sizeof(anon.who));
     anon.counters = NULL;
@@ -543,7 +543,7 @@ static const char *me_branch_ids(const char *key)
     jr_result_init(&res, fx_pool);
     ck_assert_int_eq(jr_op_v1_me(&v1, NULL, &res), 200);
     ck_assert_int_eq(res.status, 200);
-    me = res.json ? res.json : jr_json_parse(fx_pool, res.body, res.body_len, &err);
+    me = jr_json_parse(fx_pool, res.body, res.body_len, &err);
     ck_assert_ptr_nonnull(me);
     ck_assert(json_equal(json_object_get(json_object_get(me, "key"), "branch_ids"),
                          json_object_get(json_object_get(me, "user"), "branch_ids")));
@@ -572,9 +572,9 @@ START_TEST(key_branch_ids_empty_is_refused)
     res = fx_call(jr_op_keys_create,
                   "{\"name\": \"k\", \"scopes\": [\"read\"], \"branch_ids\": null}");
     ck_assert_int_eq(res.status, 201);
-    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    ck_assert(json_is_null(json_object_get(fx_json(res), "branch_ids")));
     id = fx_id(&res);
-    key = jr_json_str(res.json, "key", "");
+    key = jr_json_str(fx_json(res), "key", "");
     ck_assert_str_eq(me_branch_ids(key), "null");
 
     fx_set_id(&fx_ctx, id);
@@ -591,7 +591,7 @@ START_TEST(key_branch_ids_empty_is_refused)
     ck_assert_int_eq(fx_audit_count(), before);
     res = fx_call(jr_op_keys_update, "{\"branch_ids\": null}");
     ck_assert_int_eq(res.status, 200);
-    ck_assert(json_is_null(json_object_get(res.json, "branch_ids")));
+    ck_assert(json_is_null(json_object_get(fx_json(res), "branch_ids")));
     ck_assert_ptr_null(fx_sql("SELECT branch_ids FROM api_keys"));
     ck_assert_str_eq(me_branch_ids(key), "null");
 }
@@ -604,13 +604,13 @@ START_TEST(health_reports_schema)
     jr_ctx_t nodb = fx_ctx;
     jr_result_t res = fx_call(jr_op_health, NULL);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_int_eq(jr_json_int(res.json, "schema_version", -1), jr_migrate_latest(JR_DB_SQLITE));
-    ck_assert_str_eq(jr_json_str(res.json, "database", ""), "sqlite3");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "schema_version", -1), jr_migrate_latest(JR_DB_SQLITE));
+    ck_assert_str_eq(jr_json_str(fx_json(res), "database", ""), "sqlite3");
     nodb.db = NULL;
     jr_result_init(&res, fx_pool);
     ck_assert_int_eq(jr_op_health(&nodb, NULL, &res), 503);
     ck_assert_int_eq(res.status, 503);
-    ck_assert_str_eq(jr_json_str(res.json, "db", ""), "unavailable");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "db", ""), "unavailable");
 }
 END_TEST
 

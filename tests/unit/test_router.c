@@ -7,6 +7,7 @@
 #include <apr_tables.h>
 
 #include "jr_counters.h"
+#include "jr_error_codes.h"
 #include "jr_json.h"
 #include "jr_router.h"
 #include "unit.h"
@@ -329,7 +330,7 @@ static jr_result_t run(const jr_route_t *rt, const char *ct, const char *body)
 
 static const char *error_of(const jr_result_t *res)
 {
-    return jr_json_str(res->json, "error", "");
+    return res->error ? res->error : "";
 }
 
 START_TEST(request_body_checks)
@@ -420,6 +421,47 @@ START_TEST(authorize_without_database)
 }
 END_TEST
 
+/* The answer's body as text. */
+static const char *body_of(const jr_result_t *res)
+{
+    return apr_pstrndup(pool, res->body, res->body_len);
+}
+
+/* Errors are written by the streaming writer, with the members the jansson body had, in its
+ * order; a code or an id set afterwards is written in again. */
+START_TEST(errors_are_written_by_the_writer)
+{
+    jr_result_t res;
+    jr_result_init(&res, pool);
+    jr_fail(&res, pool, 400, "limit must be an integer between 1 and %d", 1000);
+    ck_assert_str_eq(body_of(&res), "{\"error\":\"limit must be an integer between 1 and 1000\","
+                                    "\"code\":\"invalid_field\",\"param\":\"limit\"}");
+    ck_assert_str_eq(res.error, "limit must be an integer between 1 and 1000");
+    jr_fail(&res, pool, 409, "a \"quoted\" name is taken");
+    jr_error_code(&res, "duplicate");
+    jr_error_id(&res, 7);
+    ck_assert_str_eq(body_of(&res), "{\"error\":\"a \\\"quoted\\\" name is taken\","
+                                    "\"code\":\"duplicate\",\"id\":7}");
+    ck_assert_int_eq(res.status, 409);
+}
+END_TEST
+
+/* The small success answers; a success after an error carries no error. */
+START_TEST(ok_answers_are_written_by_the_writer)
+{
+    jr_result_t res;
+    jr_result_init(&res, pool);
+    jr_fail(&res, pool, 503, "database unavailable");
+    ck_assert_int_eq(jr_reply_ok(&res, pool), 200);
+    ck_assert_str_eq(body_of(&res), "{\"ok\":true}");
+    ck_assert_ptr_null(res.error);
+    jr_error_code(&res, "duplicate"); /* not an error: nothing to change */
+    ck_assert_str_eq(body_of(&res), "{\"ok\":true}");
+    ck_assert_int_eq(jr_reply_ok_count(&res, pool, 3), 200);
+    ck_assert_str_eq(body_of(&res), "{\"ok\":true,\"count\":3}");
+}
+END_TEST
+
 Suite *suite_router(void)
 {
     Suite *s = suite_create("router");
@@ -446,6 +488,12 @@ Suite *suite_router(void)
     tcase_add_test(tc, request_body_checks);
     tcase_add_test(tc, request_optional_and_ignored_bodies);
     tcase_add_test(tc, authorize_without_database);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("answers");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, errors_are_written_by_the_writer);
+    tcase_add_test(tc, ok_answers_are_written_by_the_writer);
     suite_add_tcase(s, tc);
     return s;
 }

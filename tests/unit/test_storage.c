@@ -501,12 +501,12 @@ START_TEST(files_upload_list_download_delete)
     ck_assert_msg(res.status == 201, "%d %s", res.status, fx_error(&res));
     f1 = fx_id(&res);
     ck_assert_int_gt(f1, 0);
-    ck_assert_int_eq(jr_json_int(res.json, "entry_id", 0), entry_a);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "my notes\xe2\x82\xac.txt");
-    ck_assert_int_eq(jr_json_int(res.json, "size", 0), 12);
-    ck_assert_str_eq(jr_json_str(res.json, "content_type", ""), "text/plain");
-    ck_assert_str_eq(jr_json_str(res.json, "sha256", ""), SHA_HELLO);
-    ck_assert_ptr_nonnull(jr_json_str(res.json, "created_at", NULL));
+    ck_assert_int_eq(jr_json_int(fx_json(res), "entry_id", 0), entry_a);
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "my notes\xe2\x82\xac.txt");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "size", 0), 12);
+    ck_assert_str_eq(jr_json_str(fx_json(res), "content_type", ""), "text/plain");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "sha256", ""), SHA_HELLO);
+    ck_assert_ptr_nonnull(jr_json_str(fx_json(res), "created_at", NULL));
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type || '/' || entity_id"),
                      jr_psprintf(fx_pool, "create/entry_file/%lld", f1));
@@ -520,9 +520,9 @@ START_TEST(files_upload_list_download_delete)
     res = send_upload(&fx_ctx, jr_op_files_upload, entry_a, body, len, MP_TYPE, NULL);
     ck_assert_msg(res.status == 201, "%d %s", res.status, fx_error(&res));
     f2 = fx_id(&res);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "scan.png");
-    ck_assert_str_eq(jr_json_str(res.json, "content_type", ""), "image/png");
-    ck_assert_int_eq(jr_json_int(res.json, "size", 0), (long long)sizeof(png));
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "scan.png");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "content_type", ""), "image/png");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "size", 0), (long long)sizeof(png));
     path2 = stored_path(
         jr_psprintf(fx_pool, "SELECT stored_name FROM entry_files WHERE id = %lld", f2));
 
@@ -531,15 +531,15 @@ START_TEST(files_upload_list_download_delete)
     res = send_upload(&fx_ctx, jr_op_files_upload, entry_b, HELLO, 12, NULL, NULL);
     apr_table_clear(fx_ctx.query);
     ck_assert_int_eq(res.status, 201);
-    ck_assert_str_eq(jr_json_str(res.json, "name", ""), "from query.txt");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "name", ""), "from query.txt");
 
     /* list: an array on /api, the envelope on /api/v1 */
     fx_set_id(&fx_ctx, entry_a);
     res = run(&fx_ctx, jr_op_files_list);
     ck_assert_int_eq(res.status, 200);
-    ck_assert_uint_eq(json_array_size(res.json), 2);
+    ck_assert_uint_eq(json_array_size(fx_json(res)), 2);
     ck_assert_str_eq(apr_table_get(res.headers, "X-Total-Count"), "2");
-    item = json_array_get(res.json, 0);
+    item = json_array_get(fx_json(res), 0);
     ck_assert_int_eq(jr_json_int(item, "id", 0), f1);
     ck_assert_str_eq(jr_json_str(item, "sha256", ""), SHA_HELLO);
     ck_assert_ptr_null(json_object_get(item, "stored_name"));
@@ -549,9 +549,9 @@ START_TEST(files_upload_list_download_delete)
     res = run(&fx_ctx, jr_op_files_list);
     fx_ctx.iface = JR_IF_ADMIN;
     apr_table_clear(fx_ctx.query);
-    ck_assert_int_eq(jr_json_int(res.json, "total", 0), 2);
-    ck_assert_int_eq(jr_json_int(res.json, "limit", 0), 1);
-    ck_assert_uint_eq(json_array_size(json_object_get(res.json, "items")), 1);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "total", 0), 2);
+    ck_assert_int_eq(jr_json_int(fx_json(res), "limit", 0), 1);
+    ck_assert_uint_eq(json_array_size(json_object_get(fx_json(res), "items")), 1);
 
     /* download */
     set_file_id(&fx_ctx, entry_a, f1);
@@ -689,10 +689,10 @@ START_TEST(photos_first_replace_delete)
     /* the first photo: current, and a separate stored copy as the original */
     res = send_upload(&fx_ctx, jr_op_photo_upload, entry_a, png, sizeof(png), "image/jpeg", NULL);
     ck_assert_msg(res.status == 201, "%d %s", res.status, fx_error(&res));
-    ck_assert_int_eq(jr_json_int(res.json, "entry_id", 0), entry_a);
-    ck_assert_str_eq(jr_json_str(res.json, "content_type", ""), "image/png");
-    ck_assert_int_eq(jr_json_int(res.json, "size", 0), (long long)sizeof(png));
-    ck_assert(json_is_true(json_object_get(res.json, "has_original")));
+    ck_assert_int_eq(jr_json_int(fx_json(res), "entry_id", 0), entry_a);
+    ck_assert_str_eq(jr_json_str(fx_json(res), "content_type", ""), "image/png");
+    ck_assert_int_eq(jr_json_int(fx_json(res), "size", 0), (long long)sizeof(png));
+    ck_assert(json_is_true(json_object_get(fx_json(res), "has_original")));
     ck_assert_int_eq(fx_audit_count(), before + 1);
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type || '/' || entity_id"),
                      jr_psprintf(fx_pool, "create/entry_photo/%lld", entry_a));
@@ -719,8 +719,8 @@ START_TEST(photos_first_replace_delete)
     body = multipart("file", "me.jpg", jpeg, sizeof(jpeg), &len);
     res = send_upload(&fx_ctx, jr_op_photo_upload, entry_a, body, len, MP_TYPE, NULL);
     ck_assert_msg(res.status == 200, "%d %s", res.status, fx_error(&res));
-    ck_assert_str_eq(jr_json_str(res.json, "content_type", ""), "image/jpeg");
-    ck_assert(json_is_true(json_object_get(res.json, "has_original")));
+    ck_assert_str_eq(jr_json_str(fx_json(res), "content_type", ""), "image/jpeg");
+    ck_assert(json_is_true(json_object_get(fx_json(res), "has_original")));
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type"), "update/entry_photo");
     cur2 = stored_path(jr_psprintf(fx_pool,
                                    "SELECT stored_name FROM photos WHERE owner_type = 'entry'"
@@ -762,7 +762,7 @@ START_TEST(photos_first_replace_delete)
     /* after a delete, the next photo is a first photo again */
     res = send_upload(&fx_ctx, jr_op_photo_upload, entry_a, webp, sizeof(webp), NULL, NULL);
     ck_assert_int_eq(res.status, 201);
-    ck_assert_str_eq(jr_json_str(res.json, "content_type", ""), "image/webp");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "content_type", ""), "image/webp");
 }
 END_TEST
 
@@ -801,8 +801,8 @@ START_TEST(group_covers)
            "only admins");
     res = send_upload(&fx_ctx, jr_op_cover_upload, group_a, png, sizeof(png), NULL, NULL);
     ck_assert_msg(res.status == 201, "%d %s", res.status, fx_error(&res));
-    ck_assert_int_eq(jr_json_int(res.json, "group_id", 0), group_a);
-    ck_assert_ptr_null(json_object_get(res.json, "has_original"));
+    ck_assert_int_eq(jr_json_int(fx_json(res), "group_id", 0), group_a);
+    ck_assert_ptr_null(json_object_get(fx_json(res), "has_original"));
     ck_assert_str_eq(fx_audit_last("action || '/' || entity_type"), "create/group_cover");
     first = stored_path("SELECT stored_name FROM photos WHERE role = 'cover'");
     ck_assert_str_eq(fx_sql("SELECT COUNT(*) FROM photos"), "1"); /* no original for covers */

@@ -4,35 +4,34 @@
 #include <apr_strings.h>
 
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_audit_list.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-static json_t *opt_int(const jr_rows_t *r, int i, const char *col)
+static void audit_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 {
-    return jr_rows_get(r, i, col) ? json_integer(jr_rows_int(r, i, col, 0)) : json_null();
-}
-
-static json_t *audit_json(apr_pool_t *p, const jr_rows_t *r, int i)
-{
-    const char *ch = jr_rows_get(r, i, "changes"), *ip = jr_rows_get(r, i, "client_ip");
-    const char *ent = jr_rows_get(r, i, "entity_id"), *err = NULL;
+    const char *ch = jr_rows_get(r, i, "changes"), *err = NULL;
     const char *actor = jr_rows_get(r, i, "actor_key_id")
                             ? apr_pstrcat(p, "key:", jr_rows_get(r, i, "actor_key_id"), NULL)
                         : jr_rows_get(r, i, "actor_user_id")
                             ? apr_pstrcat(p, "user:", jr_rows_get(r, i, "actor_user_id"), NULL)
                             : NULL;
-    json_t *changes = ch ? jr_json_parse(p, ch, strlen(ch), &err) : NULL;
-    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:b, s:o, s:s, s:s, s:o, s:o}", "id",
-                     (json_int_t)jr_rows_int(r, i, "id", 0), "created_at",
-                     jr_rows_get(r, i, "created_at"), "actor",
-                     actor ? json_string(actor) : json_null(), "actor_user_id",
-                     opt_int(r, i, "actor_user_id"), "actor_key_id", opt_int(r, i, "actor_key_id"),
-                     "via_api_key", jr_rows_int(r, i, "via_api_key", 0) == 1, "client_ip",
-                     ip ? json_string(ip) : json_null(), "action", jr_rows_get(r, i, "action"),
-                     "entity_type", jr_rows_get(r, i, "entity_type"), "entity_id",
-                     ent ? json_string(ent) : json_null(), "changes",
-                     changes ? json_incref(changes) : json_array());
+    jr_jw_obj(w);
+    jr_jw_kint(w, "id", jr_rows_int(r, i, "id", 0));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "actor", actor);
+    jr_jw_kint_text(w, "actor_user_id", jr_rows_get(r, i, "actor_user_id"));
+    jr_jw_kint_text(w, "actor_key_id", jr_rows_get(r, i, "actor_key_id"));
+    jr_jw_kbool(w, "via_api_key", jr_rows_int(r, i, "via_api_key", 0) == 1);
+    jr_jw_kstr(w, "client_ip", jr_rows_get(r, i, "client_ip"));
+    jr_jw_kstr(w, "action", jr_rows_get(r, i, "action"));
+    jr_jw_kstr(w, "entity_type", jr_rows_get(r, i, "entity_type"));
+    jr_jw_kstr(w, "entity_id", jr_rows_get(r, i, "entity_id"));
+    /* The stored field names, as jr_audit wrote them (compact JSON); unreadable text: none. */
+    jr_jw_key(w, "changes");
+    jr_jw_raw(w, ch && jr_json_parse(p, ch, strlen(ch), &err) ? ch : "[]");
+    jr_jw_obj_end(w);
 }
 
 /* actor=user:N, key:N or N (a user id). */
@@ -64,7 +63,7 @@ int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     const char *user = NULL, *key = NULL, *v = NULL;
     long long limit, offset;
     jr_rows_t *rows, *count;
-    json_t *items;
+    jr_jw_t w;
     int i;
 
     if (jr_list_params(ctx, res, &limit, &offset) != 0) {
@@ -91,12 +90,18 @@ int jr_op_audit_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                      JR_ARGS(type, type, ent, ent, user, user, key, key, v, v)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    items = json_array();
+    /* The envelope on both interfaces: the audit log has always answered it. */
+    jr_jw_init(&w, p, 4096);
+    jr_jw_obj(&w);
+    jr_jw_key(&w, "items");
+    jr_jw_arr(&w);
     for (i = 0; i < rows->nrows; ++i) {
-        json_array_append_new(items, audit_json(p, rows, i));
+        audit_write(p, &w, rows, i);
     }
-    return jr_reply(res, p, 200,
-                    json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
-                              (json_int_t)jr_rows_int(count, 0, "n", 0), "limit",
-                              (json_int_t)limit, "offset", (json_int_t)offset));
+    jr_jw_arr_end(&w);
+    jr_jw_kint(&w, "total", jr_rows_int(count, 0, "n", 0));
+    jr_jw_kint(&w, "limit", limit);
+    jr_jw_kint(&w, "offset", offset);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }

@@ -410,21 +410,24 @@ apr_status_t jr_backup_create(jr_ctx_t *ctx, jr_backup_info_t *out, const char *
 
 /* ---- the endpoints -------------------------------------------------------------------- */
 
-static json_t *info_json(const jr_backup_info_t *b)
-{
-    return json_pack("{s:s, s:I, s:O}", "name", b->name, "size", (json_int_t)b->size, "counts",
-                     b->counts);
-}
 
 int jr_op_backups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_backup_info_t b;
     const char *err;
+    jr_jw_t w;
     if (jr_backup_create(ctx, &b, &err) != APR_SUCCESS) {
         JR_LOG(JR10003, 0, "backup failed: %s", err ? err : "unknown error");
         return jr_fail(res, ctx->pool, 500, "the backup failed; see the server's error log");
     }
-    return jr_reply(res, ctx->pool, 201, info_json(&b));
+    jr_jw_init(&w, ctx->pool, 512);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "name", b.name);
+    jr_jw_kint(&w, "size", (long long)b.size);
+    jr_jw_key(&w, "counts");
+    jr_jw_json(&w, b.counts);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 201, &w);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -457,20 +460,25 @@ int jr_op_backups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     apr_time_t newest;
     apr_array_header_t *names = jr_backup_names(p, ctx->cfg->data_dir, &newest);
-    json_t *out = json_array();
     apr_finfo_t fi;
+    jr_jw_t w;
     int i;
 
+    jr_jw_init(&w, p, 1024);
+    jr_jw_arr(&w);
     for (i = names->nelts - 1; i >= 0; --i) { /* names sort by time: newest first */
         const char *name = APR_ARRAY_IDX(names, i, const char *);
         if (apr_stat(&fi, jr_backup_path(p, ctx->cfg->data_dir, name),
                      APR_FINFO_SIZE | APR_FINFO_MTIME, p) == APR_SUCCESS) {
-            json_array_append_new(out, json_pack("{s:s, s:I, s:s}", "name", name, "size",
-                                                 (json_int_t)fi.size, "created_at",
-                                                 jr_iso_time(p, fi.mtime)));
+            jr_jw_obj(&w);
+            jr_jw_kstr(&w, "name", name);
+            jr_jw_kint(&w, "size", (long long)fi.size);
+            jr_jw_kstr(&w, "created_at", jr_iso_time(p, fi.mtime));
+            jr_jw_obj_end(&w);
         }
     }
-    return jr_reply(res, p, 200, out);
+    jr_jw_arr_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 /* The path of the backup named in the route, or NULL with a 404 in res. */
@@ -504,7 +512,7 @@ int jr_op_backups_download(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     f->etag = apr_psprintf(ctx->pool, "%" APR_OFF_T_FMT "-%" APR_TIME_T_FMT, fi.size, fi.mtime);
     f->mtime = fi.mtime;
     res->status = 200;
-    res->json = NULL;
+    res->body = NULL;
     res->file = f;
     return APR_SUCCESS;
 }

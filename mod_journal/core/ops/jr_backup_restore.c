@@ -16,6 +16,7 @@
 #include "jr_crypt.h"
 #include "jr_events.h"
 #include "jr_json.h"
+#include "jr_jw.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
 #include "jr_notif.h"
@@ -450,17 +451,23 @@ static apr_status_t restore_reply(jr_ctx_t *ctx, jr_result_t *res, const char *p
     jr_backup_info_t b;
     const char *err;
     int status;
+    jr_jw_t w;
     if (jr_backup_restore(ctx, path, &b, &status, &err) != APR_SUCCESS) {
         if (status >= 500) {
             JR_LOG(JR10005, 0, "restore failed: %s", err ? err : "unknown error");
         }
         return jr_fail(res, ctx->pool, status, "%s", err ? err : "the restore failed");
     }
-    return jr_reply(res, ctx->pool, 200,
-                    json_pack("{s:b, s:s, s:O, s:s}", "ok", 1, "name", b.name, "counts", b.counts,
-                              "message",
-                              "restored; every API key was deleted and every session ended: "
-                              "log in again"));
+    jr_jw_init(&w, ctx->pool, 512);
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "ok", 1);
+    jr_jw_kstr(&w, "name", b.name);
+    jr_jw_key(&w, "counts");
+    jr_jw_json(&w, b.counts);
+    jr_jw_kstr(&w, "message",
+               "restored; every API key was deleted and every session ended: log in again");
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 apr_status_t jr_op_backups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -18,11 +18,14 @@ const jr_field_spec_t jr_fields_branches[] = {
     {NULL, NULL},
 };
 
-static json_t *branch_json(const jr_rows_t *r, int i)
+static void branch_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 {
-    return json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)jr_rows_int(r, i, "id", 0), "name",
-                     jr_rows_get(r, i, "name"), "created_at", jr_rows_get(r, i, "created_at"),
-                     "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_obj(w);
+    jr_jw_kint(w, "id", jr_rows_int(r, i, "id", 0));
+    jr_jw_kstr(w, "name", jr_rows_get(r, i, "name"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_obj_end(w);
 }
 
 /* A branch's scope is itself: a tutor sees the branches assigned to them. */
@@ -33,12 +36,8 @@ int jr_branch_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags
     return jr_load(ctx, res, &branch_kind, id, flags, row);
 }
 
-static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
-{
-    jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, branch_json(r, i)), NULL));
-}
-
-static const jr_sync_def_t branches_sync = {"branches", "branch", JR_Q_BRANCHES_SYNC, sync_write};
+static const jr_sync_def_t branches_sync = {"branches", "branch", JR_Q_BRANCHES_SYNC,
+                                            branch_write};
 
 int jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -49,8 +48,6 @@ int jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     static const char *const keys[] = {"id"};
     jr_rows_t *rows, *count;
     jr_page_t pg;
-    json_t *out;
-    int i;
     if (jr_sync_wanted(ctx)) {
         return jr_sync_list(ctx, res, &branches_sync);
     }
@@ -63,11 +60,8 @@ int jr_op_branches_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_db_select(ctx->db, p, JR_Q_BRANCHES_COUNT, &count, JR_ARGS(scope, scope)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    out = json_array();
-    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
-        json_array_append_new(out, branch_json(rows, i));
-    }
-    return jr_reply_list(ctx, res, out, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
+    return jr_reply_rows(ctx, res, &pg, keys, branch_write, rows, jr_rows_int(count, 0, "n", 0),
+                         pg.limit, pg.offset);
 }
 
 int jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -77,7 +71,7 @@ int jr_op_branches_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if ((st = jr_branch_load(ctx, res, jr_param_id(ctx, "id"), 0, &rows)) != 0) {
         return st;
     }
-    return jr_reply(res, ctx->pool, 200, branch_json(rows, 0));
+    return jr_reply_row(ctx, res, 200, branch_write, rows, 0);
 }
 
 static int name_taken(jr_ctx_t *ctx, const char *name, long long self, jr_result_t *res)
@@ -120,7 +114,7 @@ int jr_op_branches_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_branch_load(ctx, res, id, 0, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 201, branch_json(rows, 0));
+    return jr_reply_row(ctx, res, 201, branch_write, rows, 0);
 }
 
 int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -147,7 +141,7 @@ int jr_op_branches_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_branch_load(ctx, res, id, 0, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200, branch_json(rows, 0));
+    return jr_reply_row(ctx, res, 200, branch_write, rows, 0);
 }
 
 int jr_op_branches_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

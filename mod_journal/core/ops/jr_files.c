@@ -139,14 +139,32 @@ int jr_files_incoming(jr_ctx_t *ctx, jr_result_t *res, int want_name, jr_incomin
 
 /* ---- records ------------------------------------------------------------ */
 
-static json_t *file_json(const jr_rows_t *r, int i)
+/* A file's record; the upload knows its values before any row is read back. */
+typedef struct {
+    long long id, entry_id, size;
+    const char *name, *content_type, *sha256, *created_at;
+} file_rec_t;
+
+static void file_rec_write(jr_jw_t *w, const file_rec_t *f)
 {
-    return json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s}", "id",
-                     (json_int_t)jr_rows_int(r, i, "id", 0), "entry_id",
-                     (json_int_t)jr_rows_int(r, i, "entry_id", 0), "name",
-                     jr_rows_get(r, i, "name"), "size", (json_int_t)jr_rows_int(r, i, "size", 0),
-                     "content_type", jr_rows_get(r, i, "content_type"), "sha256",
-                     jr_rows_get(r, i, "sha256"), "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_obj(w);
+    jr_jw_kint(w, "id", f->id);
+    jr_jw_kint(w, "entry_id", f->entry_id);
+    jr_jw_kstr(w, "name", f->name);
+    jr_jw_kint(w, "size", f->size);
+    jr_jw_kstr(w, "content_type", f->content_type);
+    jr_jw_kstr(w, "sha256", f->sha256);
+    jr_jw_kstr(w, "created_at", f->created_at);
+    jr_jw_obj_end(w);
+}
+
+static void file_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
+{
+    file_rec_t f = {jr_rows_int(r, i, "id", 0),        jr_rows_int(r, i, "entry_id", 0),
+                    jr_rows_int(r, i, "size", 0),      jr_rows_get(r, i, "name"),
+                    jr_rows_get(r, i, "content_type"), jr_rows_get(r, i, "sha256"),
+                    jr_rows_get(r, i, "created_at")};
+    file_rec_write(w, &f);
 }
 
 /* The file row of the path (it must belong to the entry): the row, or NULL with res filled. */
@@ -173,8 +191,6 @@ int jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id"), limit, offset;
     const char *eid = jr_i64(p, id);
     jr_rows_t *rows, *count;
-    json_t *items;
-    int i;
 
     if (jr_list_params(ctx, res, &limit, &offset) != 0 || jr_entry_load(ctx, res, id, 0, NULL) != 0) {
         return res->status;
@@ -184,11 +200,8 @@ int jr_op_files_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_db_select(ctx->db, p, JR_Q_FILES_COUNT, &count, JR_ARGS(eid)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    items = json_array();
-    for (i = 0; i < rows->nrows; ++i) {
-        json_array_append_new(items, file_json(rows, i));
-    }
-    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), limit, offset);
+    return jr_reply_rows(ctx, res, NULL, NULL, file_write, rows, jr_rows_int(count, 0, "n", 0),
+                         limit, offset);
 }
 
 /* Removes a stored file: a store the database refused (on rollback), a deleted row's file
@@ -211,6 +224,8 @@ int jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_stored_t st;
     jr_rows_t *rows;
     apr_status_t rv;
+    file_rec_t f;
+    jr_jw_t w;
     int vis;
 
     if (jr_entry_load(ctx, res, id, 0, NULL) != 0 || jr_files_incoming(ctx, res, 1, &up) != 0) {
@@ -240,11 +255,10 @@ int jr_op_files_upload(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                                           "content_type"))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_reply(res, p, 201,
-                    json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:s}", "id", (json_int_t)fid,
-                              "entry_id", (json_int_t)id, "name", up.name, "size",
-                              (json_int_t)st.size, "content_type", up.type, "sha256", st.sha256,
-                              "created_at", now));
+    f = (file_rec_t){fid, id, (long long)st.size, up.name, up.type, st.sha256, now};
+    jr_jw_init(&w, p, 512);
+    file_rec_write(&w, &f);
+    return jr_reply_jw(res, 201, &w);
 }
 
 int jr_files_reply_stored(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows, int i,
@@ -270,7 +284,7 @@ int jr_files_reply_stored(jr_ctx_t *ctx, jr_result_t *res, const jr_rows_t *rows
     f->etag = jr_rows_get(rows, i, "sha256");
     f->mtime = jr_parse_iso_time(jr_rows_get(rows, i, "created_at"), &t) == 0 ? t : fi.mtime;
     res->status = 200;
-    res->json = NULL;
+    res->body = NULL;
     res->file = f;
     return 1;
 }

@@ -32,15 +32,16 @@ const jr_field_spec_t jr_fields_groups[] = {
     {NULL, NULL},
 };
 
-static json_t *group_json(const jr_rows_t *r, int i)
+static void group_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
 {
-    const char *tutor = jr_rows_get(r, i, "tutor_id");
-    return json_pack("{s:I, s:s, s:I, s:o, s:s, s:s}", "id", (json_int_t)jr_rows_int(r, i, "id", 0),
-                     "name", jr_rows_get(r, i, "name"), "branch_id",
-                     (json_int_t)jr_rows_int(r, i, "branch_id", 0), "tutor_id",
-                     tutor ? json_integer(jr_rows_int(r, i, "tutor_id", 0)) : json_null(),
-                     "created_at", jr_rows_get(r, i, "created_at"), "updated_at",
-                     jr_rows_get(r, i, "updated_at"));
+    jr_jw_obj(w);
+    jr_jw_kint(w, "id", jr_rows_int(r, i, "id", 0));
+    jr_jw_kstr(w, "name", jr_rows_get(r, i, "name"));
+    jr_jw_kint(w, "branch_id", jr_rows_int(r, i, "branch_id", 0));
+    jr_jw_kint_text(w, "tutor_id", jr_rows_get(r, i, "tutor_id"));
+    jr_jw_kstr(w, "created_at", jr_rows_get(r, i, "created_at"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(r, i, "updated_at"));
+    jr_jw_obj_end(w);
 }
 
 static const jr_kind_t group_kind = {"group", "group_id", JR_Q_GROUP_GET, JR_Q_GROUP_SCOPE,
@@ -51,12 +52,7 @@ int jr_group_load(jr_ctx_t *ctx, jr_result_t *res, long long id, unsigned flags,
     return jr_load(ctx, res, &group_kind, id, flags, row);
 }
 
-static void sync_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *r, int i)
-{
-    jr_jw_raw(w, jr_json_dump(p, jr_json_own(p, group_json(r, i)), NULL));
-}
-
-static const jr_sync_def_t groups_sync = {"groups", "group", JR_Q_GROUPS_SYNC, sync_write};
+static const jr_sync_def_t groups_sync = {"groups", "group", JR_Q_GROUPS_SYNC, group_write};
 
 int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
@@ -66,8 +62,6 @@ int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     static const char *const keys[] = {"id"};
     jr_rows_t *rows, *count;
     jr_page_t pg;
-    json_t *items;
-    int i;
 
     if (jr_sync_wanted(ctx)) {
         return jr_sync_list(ctx, res, &groups_sync);
@@ -84,11 +78,8 @@ int jr_op_groups_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
             APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    items = json_array();
-    for (i = 0; i < rows->nrows && jr_page_take_row(p, &pg, rows, i, keys); ++i) {
-        json_array_append_new(items, group_json(rows, i));
-    }
-    return jr_reply_list(ctx, res, items, jr_rows_int(count, 0, "n", 0), pg.limit, pg.offset);
+    return jr_reply_rows(ctx, res, &pg, keys, group_write, rows, jr_rows_int(count, 0, "n", 0),
+                         pg.limit, pg.offset);
 }
 
 int jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -98,7 +89,7 @@ int jr_op_groups_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if ((st = jr_group_load(ctx, res, jr_param_id(ctx, "id"), JR_LOAD_ROW, &rows)) != 0) {
         return st;
     }
-    return jr_reply(res, ctx->pool, 200, group_json(rows, 0));
+    return jr_reply_row(ctx, res, 200, group_write, rows, 0);
 }
 
 /* Every check of a group's fields against the database, before any write. */
@@ -177,7 +168,7 @@ int jr_op_groups_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 201, group_json(rows, 0));
+    return jr_reply_row(ctx, res, 201, group_write, rows, 0);
 }
 
 int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -226,7 +217,7 @@ int jr_op_groups_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200, group_json(rows, 0));
+    return jr_reply_row(ctx, res, 200, group_write, rows, 0);
 }
 
 int jr_op_groups_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -279,5 +270,5 @@ int jr_op_groups_restore(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (jr_group_load(ctx, res, id, JR_LOAD_ROW, &rows) != 0) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200, group_json(rows, 0));
+    return jr_reply_row(ctx, res, 200, group_write, rows, 0);
 }

@@ -2,6 +2,7 @@
 
 #include "jr_health.h"
 #include "jr_json.h"
+#include "jr_jw.h"
 
 /* The database half of the health answer: "ok", "unavailable" (no connection), "schema behind"
  * (its schema is older than the module's: *need is set) or "error" (the query failed). */
@@ -28,16 +29,24 @@ int jr_op_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long schema = 0;
     int need = 0;
     const char *db = db_state(ctx, &schema, &need);
-    json_t *out = json_pack(
-        "{s:s, s:s, s:s, s:s?, s:I}", "status", *db == 'o' ? "ok" : "error", "db", db, "version",
-        JR_VERSION, "database",
-        ctx->db ? (ctx->db->dialect == JR_DB_PGSQL ? "pgsql" : "sqlite3") : NULL,
-        "schema_version", (json_int_t)schema);
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 256);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "status", *db == 'o' ? "ok" : "error");
+    jr_jw_kstr(&w, "db", db);
+    jr_jw_kstr(&w, "version", JR_VERSION);
+    jr_jw_kstr(&w, "database",
+               ctx->db ? (ctx->db->dialect == JR_DB_PGSQL ? "pgsql" : "sqlite3") : NULL);
+    jr_jw_kint(&w, "schema_version", schema);
     if (need) {
-        json_object_set_new(out, "schema_needed", json_integer(need));
+        jr_jw_kint(&w, "schema_needed", need);
     }
-    json_object_set_new(out, "ai", jr_ai_describe(ctx->cfg, NULL, 0));
-    return jr_reply(res, ctx->pool, *db == 'o' ? 200 : 503, out);
+    jr_jw_key(&w, "ai");
+    jr_jw_obj(&w);
+    jr_ai_describe(&w, ctx->cfg, 0);
+    jr_jw_obj_end(&w);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, *db == 'o' ? 200 : 503, &w);
 }
 
 int jr_workers_running(const jr_worker_census_t *census, apr_uint32_t now)
@@ -54,33 +63,38 @@ int jr_workers_running(const jr_worker_census_t *census, apr_uint32_t now)
 
 /* Worker processes at work, as httpd's parent counts them: null when this httpd does not
  * supervise them (they may run elsewhere, nobody here knows). */
-static json_t *workers_running(const jr_config_t *cfg)
+static void workers_running(jr_jw_t *w, const char *key, const jr_config_t *cfg)
 {
-    return cfg->worker_supervised && cfg->workers
-               ? json_integer(jr_workers_running(cfg->workers,
-                                                 (apr_uint32_t)apr_time_sec(apr_time_now())))
-               : json_null();
+    jr_jw_key(w, key);
+    if (cfg->worker_supervised && cfg->workers) {
+        jr_jw_int(w, jr_workers_running(cfg->workers, (apr_uint32_t)apr_time_sec(apr_time_now())));
+    } else {
+        jr_jw_null(w);
+    }
 }
 
-json_t *jr_ai_describe(const jr_config_t *cfg, json_t *into, int detail)
+void jr_ai_describe(jr_jw_t *w, const jr_config_t *cfg, int detail)
 {
     const jr_worker_census_t *census = cfg->worker_supervised ? cfg->workers : NULL;
-    json_t *out = into ? into : json_object();
-    json_object_set_new(out, "configured", json_boolean(cfg->ai_endpoint != NULL));
+    jr_jw_kbool(w, "configured", cfg->ai_endpoint != NULL);
     if (!detail) {
-        json_object_set_new(out, "workers_running", workers_running(cfg));
-        return out;
+        workers_running(w, "workers_running", cfg);
+        return;
     }
     /* Never the endpoint (it names internal hosts) and never anything of the key. */
-    json_object_set_new(out, "model", cfg->ai_model ? json_string(cfg->ai_model) : json_null());
-    json_object_set_new(
-        out, "workers",
-        json_pack("{s:b, s:i, s:o, s:I, s:o}", "supervised", cfg->worker_supervised != 0,
-                  "processes", cfg->worker_supervised ? cfg->worker_processes : 0, "running",
-                  workers_running(cfg), "restarts",
-                  (json_int_t)(census ? apr_atomic_read32((apr_uint32_t *)&census->restarts) : 0),
-                  "binary",
-                  census ? json_boolean(apr_atomic_read32((apr_uint32_t *)&census->binary))
-                         : json_null()));
-    return out;
+    jr_jw_kstr(w, "model", cfg->ai_model);
+    jr_jw_key(w, "workers");
+    jr_jw_obj(w);
+    jr_jw_kbool(w, "supervised", cfg->worker_supervised != 0);
+    jr_jw_kint(w, "processes", cfg->worker_supervised ? cfg->worker_processes : 0);
+    workers_running(w, "running", cfg);
+    jr_jw_kint(w, "restarts",
+               census ? apr_atomic_read32((apr_uint32_t *)&census->restarts) : 0);
+    jr_jw_key(w, "binary");
+    if (census) {
+        jr_jw_bool(w, apr_atomic_read32((apr_uint32_t *)&census->binary) != 0);
+    } else {
+        jr_jw_null(w);
+    }
+    jr_jw_obj_end(w);
 }

@@ -42,7 +42,8 @@ const jr_field_spec_t jr_fields_keys[] = {
     {NULL, NULL},
 };
 
-void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
+/* The members of a key's record; secret (create, rotate): the key itself, shown this once. */
+static void key_write(jr_jw_t *w, const jr_rows_t *r, int i, const char *secret)
 {
     char *scopes = apr_pstrdup(w->pool, jr_rows_get(r, i, "scopes")), *tok, *last;
     const char *branches = jr_rows_get(r, i, "branch_ids");
@@ -71,25 +72,22 @@ void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
     jr_jw_kstr(w, "rotated_at", jr_rows_get(r, i, "rotated_at"));
     jr_jw_kstr(w, "last_used_at", jr_rows_get(r, i, "last_used_at"));
     jr_jw_kstr(w, "last_used_ip", jr_rows_get(r, i, "last_used_ip"));
+    if (secret) {
+        jr_jw_kstr(w, "key", secret);
+    }
     jr_jw_obj_end(w);
 }
 
-json_t *jr_key_json(apr_pool_t *p, const jr_rows_t *r, int i)
+void jr_key_write(jr_jw_t *w, const jr_rows_t *r, int i)
 {
-    jr_jw_t w;
-    size_t len;
-    const char *text, *err = NULL;
-    jr_jw_init(&w, p, 512);
-    jr_key_write(&w, r, i);
-    text = jr_jw_done(&w, &len);
-    return json_incref(jr_json_parse(p, text, len, &err));
+    key_write(w, r, i, NULL);
 }
 
 /* Keys belong to no branch; only admins manage them. */
 static const jr_kind_t key_kind = {"API key", NULL, JR_Q_KEY_GET, JR_Q_KEY_GET, NULL, 0};
 
-/* The key's record (never the secret), NULL when absent. */
-json_t *jr_key_load(jr_ctx_t *ctx, long long id)
+/* The key's row, NULL when absent or unreadable. */
+static jr_rows_t *key_load(jr_ctx_t *ctx, long long id)
 {
     jr_rows_t *rows;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_KEY_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
@@ -97,7 +95,17 @@ json_t *jr_key_load(jr_ctx_t *ctx, long long id)
         rows->nrows != 1) {
         return NULL;
     }
-    return jr_json_own(ctx->pool, jr_key_json(ctx->pool, rows, 0));
+    return rows;
+}
+
+/* The answer of a key's record, with its secret when one is given. */
+static int key_reply(jr_ctx_t *ctx, jr_result_t *res, int status, const jr_rows_t *r,
+                     const char *secret)
+{
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 512);
+    key_write(&w, r, 0, secret);
+    return jr_reply_jw(res, status, &w);
 }
 
 int jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -119,19 +127,31 @@ int jr_op_keys_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 
 int jr_op_keys_meta(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    return jr_reply(res, ctx->pool, 200,
-                    json_pack("{s:{s:b, s:b}, s:{s:i, s:i, s:i}}", "scopes", "read", 1, "write", 1,
-                              "rate_limit_per_min", "min", 1, "max", ctx->cfg->rate_max,
-                              "default", ctx->cfg->rate_default));
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 128);
+    jr_jw_obj(&w);
+    jr_jw_key(&w, "scopes");
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "read", 1);
+    jr_jw_kbool(&w, "write", 1);
+    jr_jw_obj_end(&w);
+    jr_jw_key(&w, "rate_limit_per_min");
+    jr_jw_obj(&w);
+    jr_jw_kint(&w, "min", 1);
+    jr_jw_kint(&w, "max", ctx->cfg->rate_max);
+    jr_jw_kint(&w, "default", ctx->cfg->rate_default);
+    jr_jw_obj_end(&w);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_keys_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *k = jr_key_load(ctx, jr_param_id(ctx, "id"));
+    jr_rows_t *k = key_load(ctx, jr_param_id(ctx, "id"));
     if (!k) {
         return jr_err_not_found(ctx, res, "API key");
     }
-    return jr_reply(res, ctx->pool, 200, json_incref(k));
+    return key_reply(ctx, res, 200, k, NULL);
 }
 
 /* The validated, normalised values of a create or update body. NULL members: absent. */
@@ -246,16 +266,15 @@ static int read_key_input(jr_ctx_t *ctx, const json_t *in, key_input_t *k, jr_re
     return 0;
 }
 
+/* The key's record read back after a write, with its secret after create and rotate. */
 static int reply_with_secret(jr_ctx_t *ctx, jr_result_t *res, int status, long long id,
                              const char *secret)
 {
-    json_t *k = jr_key_load(ctx, id), *out;
+    jr_rows_t *k = key_load(ctx, id);
     if (!k) {
         return jr_err_internal(ctx, res);
     }
-    out = json_deep_copy(k);
-    json_object_set_new(out, "key", json_string(secret));
-    return jr_reply(res, ctx->pool, status, out);
+    return key_reply(ctx, res, status, k, secret);
 }
 
 int jr_op_keys_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -295,7 +314,6 @@ int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     long long id = jr_param_id(ctx, "id");
     jr_rows_t *rows;
     key_input_t k;
-    json_t *out;
     int st;
 
     if ((st = jr_load(ctx, res, &key_kind, id, JR_LOAD_ROW, &rows)) != 0) {
@@ -314,10 +332,7 @@ int jr_op_keys_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "update", "api_key", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    if (!(out = jr_key_load(ctx, id))) {
-        return jr_err_internal(ctx, res);
-    }
-    return jr_reply(res, p, 200, json_incref(out));
+    return reply_with_secret(ctx, res, 200, id, NULL);
 }
 
 int jr_op_keys_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

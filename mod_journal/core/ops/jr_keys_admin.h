@@ -16,7 +16,4 @@ jr_op_fn jr_op_keys_update;
 jr_op_fn jr_op_keys_delete;
 jr_op_fn jr_op_keys_rotate;
 
-/* An API key's record (never the secret). NULL when absent. */
-json_t *jr_key_load(jr_ctx_t *ctx, long long id);
-
 #endif

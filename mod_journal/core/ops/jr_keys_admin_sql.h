@@ -3,7 +3,7 @@
 #ifndef JR_KEYS_ADMIN_SQL_H
 #define JR_KEYS_ADMIN_SQL_H
 
-/* Columns of a key's record, as jr_key_json() and jr_key_write() read them. */
+/* Columns of a key's record, as jr_key_write() reads them. */
 #define JR_KEY_COLS                                                                                \
     "id, name, prefix, scopes, rate_limit_per_min, branch_ids, expires_at, created_at,"            \
     " created_by, updated_at, rotated_at, last_used_at, last_used_ip"

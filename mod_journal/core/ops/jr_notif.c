@@ -110,18 +110,23 @@ int jr_notif_purge(jr_ctx_t *ctx)
 
 int jr_op_notif_types(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *out = json_array();
     int master = jr_setting_on(ctx, JR_SETTING_NOTIFY_ENABLED);
     const notif_type_t *t;
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 2048);
+    jr_jw_arr(&w);
     for (t = types; t->type; ++t) {
         int branch = strncmp(t->type, "ban.", 4) && strncmp(t->type, "backup.", 7);
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:b, s:s}", "type", t->type,
-                                             "level", t->level, "switch", jr_setting_name(t->setting), "enabled",
-                                             master && jr_setting_on(ctx, t->setting),
-                                             "recipients", branch ? "admins, tutors of the branch"
-                                                                  : "admins"));
+        jr_jw_obj(&w);
+        jr_jw_kstr(&w, "type", t->type);
+        jr_jw_kstr(&w, "level", t->level);
+        jr_jw_kstr(&w, "switch", jr_setting_name(t->setting));
+        jr_jw_kbool(&w, "enabled", master && jr_setting_on(ctx, t->setting));
+        jr_jw_kstr(&w, "recipients", branch ? "admins, tutors of the branch" : "admins");
+        jr_jw_obj_end(&w);
     }
-    return jr_reply(res, ctx->pool, 200, out);
+    jr_jw_arr_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 /* Reads the list filters; 0, or -1 with a 400 in res. */
@@ -180,12 +185,16 @@ int jr_op_notif_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 int jr_op_notif_unread_count(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *count;
+    jr_jw_t w;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_NOTIF_COUNT, &count,
                      JR_ARGS(WHO(ctx), "1", NULL, NULL, NULL, NULL)) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    return jr_reply(res, ctx->pool, 200,
-                    json_pack("{s:I}", "count", (json_int_t)jr_rows_int(count, 0, "n", 0)));
+    jr_jw_init(&w, ctx->pool, 32);
+    jr_jw_obj(&w);
+    jr_jw_kint(&w, "count", jr_rows_int(count, 0, "n", 0));
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 /* Marks one visible notification (read_at or deleted_at) and answers with the record. */
@@ -229,7 +238,7 @@ static apr_status_t mark_all(jr_ctx_t *ctx, jr_result_t *res, jr_stmt_id_t mark_
             APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", added + changed));
+    return jr_reply_ok_count(res, p, added + changed);
 }
 
 int jr_op_notif_read(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

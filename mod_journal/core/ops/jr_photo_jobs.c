@@ -121,30 +121,37 @@ static json_t *job_params(jr_ctx_t *ctx, const json_t *in, int ai, const char **
 /* ---- output ------------------------------------------------------------------------------ */
 
 #define ROW(c) jr_rows_get(rows, i, c)
-#define NUM(c) (ROW(c) ? json_integer(jr_rows_int(rows, i, c, 0)) : json_null())
-#define STR(c) (ROW(c) ? json_string(ROW(c)) : json_null())
+#define NUM(w, c) jr_jw_kint_text(w, c, ROW(c))
+#define STR(w, c) jr_jw_kstr(w, c, ROW(c))
 
-static json_t *job_json(apr_pool_t *p, const jr_rows_t *rows, int i)
+static void job_write(apr_pool_t *p, jr_jw_t *w, const jr_rows_t *rows, int i)
 {
-    json_t *params = ROW("params") ? json_loads(ROW("params"), 0, NULL) : NULL;
-    json_t *j = json_object();
-    json_object_set_new(j, "id", NUM("id"));
-    json_object_set_new(j, "entry_id", NUM("entry_id"));
-    json_object_set_new(j, "action", STR("action"));
-    json_object_set_new(j, "params", params ? params : json_object());
-    json_object_set_new(j, "status", STR("status"));
-    json_object_set_new(j, "applied", json_boolean(jr_rows_int(rows, i, "applied", 0) != 0));
-    json_object_set_new(j, "attempts", NUM("attempts"));
-    json_object_set_new(j, "error", STR("last_error"));
-    json_object_set_new(j, "created_at", STR("created_at"));
-    json_object_set_new(j, "updated_at", STR("updated_at"));
-    json_object_set_new(j, "started_at", STR("started_at"));
-    json_object_set_new(j, "finished_at", STR("finished_at"));
-    json_object_set_new(j, "result_size", NUM("result_size"));
-    json_object_set_new(j, "result_width", NUM("result_width"));
-    json_object_set_new(j, "result_height", NUM("result_height"));
-    json_object_set_new(j, "result_type", STR("result_type"));
-    return j;
+    const char *text = ROW("params"), *err = NULL;
+    /* The parameters as the request gave them (a stored JSON object). */
+    const json_t *params = text ? jr_json_parse(p, text, strlen(text), &err) : NULL;
+    jr_jw_obj(w);
+    NUM(w, "id");
+    NUM(w, "entry_id");
+    STR(w, "action");
+    jr_jw_key(w, "params");
+    if (params) {
+        jr_jw_json(w, params);
+    } else {
+        jr_jw_raw(w, "{}");
+    }
+    STR(w, "status");
+    jr_jw_kbool(w, "applied", jr_rows_int(rows, i, "applied", 0) != 0);
+    NUM(w, "attempts");
+    jr_jw_kstr(w, "error", ROW("last_error"));
+    STR(w, "created_at");
+    STR(w, "updated_at");
+    STR(w, "started_at");
+    STR(w, "finished_at");
+    NUM(w, "result_size");
+    NUM(w, "result_width");
+    NUM(w, "result_height");
+    STR(w, "result_type");
+    jr_jw_obj_end(w);
 }
 
 /* Answers with job id of entry as the request's transaction sees it. */
@@ -157,7 +164,7 @@ static int reply_job(jr_ctx_t *ctx, jr_result_t *res, int status, long long entr
         rows->nrows != 1) {
         return jr_err_db(ctx, res);
     }
-    return jr_reply(res, p, status, job_json(p, rows, 0));
+    return jr_reply_row(ctx, res, status, job_write, rows, 0);
 }
 
 /* ---- lookups ----------------------------------------------------------------------------- */
@@ -284,8 +291,6 @@ int jr_op_photo_jobs_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     long long entry = entry_of(ctx, res, NULL);
     jr_rows_t *rows;
-    json_t *items;
-    int i;
     if (!entry) {
         return res->status;
     }
@@ -293,11 +298,7 @@ int jr_op_photo_jobs_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    items = json_array();
-    for (i = 0; i < rows->nrows; ++i) {
-        json_array_append_new(items, job_json(p, rows, i));
-    }
-    return jr_reply_list(ctx, res, items, rows->nrows, rows->nrows, 0);
+    return jr_reply_rows(ctx, res, NULL, NULL, job_write, rows, rows->nrows, rows->nrows, 0);
 }
 
 /* ---- the result ----------------------------------------------------------------------------- */
@@ -349,7 +350,7 @@ int jr_op_photo_job_result(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     f->etag = jr_rows_get(rows, 0, "result_sha256");
     f->mtime = fi.mtime;
     res->status = 200;
-    res->json = NULL;
+    res->body = NULL;
     res->file = f;
     return res->status;
 }
@@ -440,6 +441,7 @@ static int reply_photo(jr_ctx_t *ctx, jr_result_t *res, long long entry)
 {
     apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
+    jr_jw_t w;
     int i, cur, n = 0;
     if (jr_db_select(ctx->db, p, JR_Q_PHOTOS_OF_OWNER, &rows, JR_ARGS("entry", jr_i64(p, entry))) !=
         APR_SUCCESS) {
@@ -452,11 +454,16 @@ static int reply_photo(jr_ctx_t *ctx, jr_result_t *res, long long entry)
         return jr_err_conflict(ctx, res, "the entry has no photo");
     }
     i = cur;
-    return jr_reply(res, p, 200,
-                    json_pack("{s:I, s:o, s:o, s:o, s:o, s:i}", "entry_id", (json_int_t)entry,
-                              "content_type", STR("content_type"), "size", NUM("size"),
-                              "sha256", STR("sha256"), "created_at", STR("created_at"),
-                              "history", n));
+    jr_jw_init(&w, p, 256);
+    jr_jw_obj(&w);
+    jr_jw_kint(&w, "entry_id", entry);
+    STR(&w, "content_type");
+    NUM(&w, "size");
+    STR(&w, "sha256");
+    STR(&w, "created_at");
+    jr_jw_kint(&w, "history", n);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_photo_rollback(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -531,6 +538,7 @@ int jr_op_photo_jobs_enabled(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     apr_pool_t *p = ctx->pool;
     const char *name = jr_setting_name(JR_SETTING_PHOTO_WORKER_ENABLED);
     int on = json_is_true(json_object_get(in, "enabled"));
+    jr_jw_t w;
     if (jr_db_exec(ctx->db, p, JR_Q_SETTING_UPSERT, NULL,
                    JR_ARGS(name, on ? "true" : "false", jr_now_iso(p),
                            jr_opt_i64(p, ctx->who.user_id))) != APR_SUCCESS ||
@@ -539,7 +547,11 @@ int jr_op_photo_jobs_enabled(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
             APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_reply(res, p, 200, json_pack("{s:b}", "enabled", on));
+    jr_jw_init(&w, p, 32);
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "enabled", on);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 #define HEALTH_TIMEOUT_MS 2000L /* spec 8: the health call in a stack status */
@@ -568,9 +580,18 @@ static size_t health_write(char *data, size_t size, size_t n, void *baton)
     return len;
 }
 
+/* {ok: false, error} when the service cannot be asked. */
 static int health_fail(jr_result_t *res, apr_pool_t *p, int status, const char *error)
 {
-    return jr_reply(res, p, status, json_pack("{s:b, s:s}", "ok", 0, "error", error));
+    jr_jw_t w;
+    jr_jw_init(&w, p, 256);
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "ok", 0);
+    jr_jw_kstr(&w, "error", error);
+    jr_jw_obj_end(&w);
+    jr_reply_jw(res, status, &w);
+    res->error = error;
+    return status;
 }
 
 int jr_op_photo_ai_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -580,6 +601,7 @@ int jr_op_photo_ai_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     health_body_t body = {apr_pstrdup(p, ""), 0, p};
     apr_time_t t0 = apr_time_now();
     json_t *upstream;
+    jr_jw_t w;
     CURLcode rc;
     long status = 0;
     CURL *h;
@@ -610,11 +632,15 @@ int jr_op_photo_ai_health(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return health_fail(res, p, 502,
                            apr_psprintf(p, "the photo service answered HTTP %ld", status));
     }
-    if (!(upstream = json_loadb(body.buf, body.len, 0, NULL))) {
+    if (!(upstream = jr_json_own(p, json_loadb(body.buf, body.len, 0, NULL)))) {
         return health_fail(res, p, 502, "the photo service's health answer is not JSON");
     }
-    return jr_reply(res, p, 200,
-                    json_pack("{s:b, s:I, s:o}", "ok", 1, "latency_ms",
-                              (json_int_t)apr_time_as_msec(apr_time_now() - t0), "upstream",
-                              upstream));
+    jr_jw_init(&w, p, 256 + body.len);
+    jr_jw_obj(&w);
+    jr_jw_kbool(&w, "ok", 1);
+    jr_jw_kint(&w, "latency_ms", (long long)apr_time_as_msec(apr_time_now() - t0));
+    jr_jw_key(&w, "upstream");
+    jr_jw_json(&w, upstream); /* the service's own answer, as it gave it */
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }

@@ -54,16 +54,23 @@ static int find_role(const jr_rows_t *rows, const char *role)
     return -1;
 }
 
-static json_t *photo_json(const kind_t *k, long long id, const char *type, long long size,
-                          const char *sha256, const char *created_at, int has_original)
+static int photo_reply(jr_result_t *res, apr_pool_t *p, int status, const kind_t *k, long long id,
+                       const char *type, long long size, const char *sha256,
+                       const char *created_at, int has_original)
 {
-    json_t *j =
-        json_pack("{s:I, s:s, s:I, s:s, s:s}", k->id_key, (json_int_t)id, "content_type", type,
-                  "size", (json_int_t)size, "sha256", sha256, "created_at", created_at);
+    jr_jw_t w;
+    jr_jw_init(&w, p, 256);
+    jr_jw_obj(&w);
+    jr_jw_kint(&w, k->id_key, id);
+    jr_jw_kstr(&w, "content_type", type);
+    jr_jw_kint(&w, "size", size);
+    jr_jw_kstr(&w, "sha256", sha256);
+    jr_jw_kstr(&w, "created_at", created_at);
     if (k->keep_original) {
-        json_object_set_new(j, "has_original", json_boolean(has_original));
+        jr_jw_kbool(&w, "has_original", has_original);
     }
-    return j;
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, status, &w);
 }
 
 static void drop(jr_ctx_t *ctx, const char *stored_name)
@@ -169,8 +176,8 @@ static int upload(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k)
     if (orig && had_orig) { /* an original appeared meanwhile: the copy is not needed */
         jr_after_commit(ctx, drop_hook, (void *)orig->stored_name);
     }
-    return jr_reply(res, p, cur >= 0 ? 200 : 201,
-                    photo_json(k, id, up.type, st.size, st.sha256, now, had_orig || orig));
+    return photo_reply(res, p, cur >= 0 ? 200 : 201, k, id, up.type, (long long)st.size,
+                       st.sha256, now, had_orig || orig);
 }
 
 static const char *extension_of(const char *type)
@@ -223,7 +230,7 @@ static int serve(jr_ctx_t *ctx, jr_result_t *res, const kind_t *k, const char *r
     f->etag = jr_rows_get(rows, i, "sha256");
     f->mtime = jr_parse_iso_time(jr_rows_get(rows, i, "created_at"), &t) == 0 ? t : fi.mtime;
     res->status = 200;
-    res->json = NULL;
+    res->body = NULL;
     res->file = f;
     return res->status;
 }

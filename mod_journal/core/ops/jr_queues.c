@@ -90,7 +90,7 @@ static int requeue(jr_ctx_t *ctx, jr_result_t *res, int ai)
                      NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_reply(res, p, 200, json_pack("{s:b, s:i}", "ok", 1, "count", n));
+    return jr_reply_ok_count(res, p, n);
 }
 
 int jr_op_ai_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -103,51 +103,85 @@ int jr_op_photo_requeue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return requeue(ctx, res, 0);
 }
 
-/* {status: count} for the caller's branches, with every known status present. */
-json_t *jr_queue_counts(jr_ctx_t *ctx, int ai)
+static const char *const ai_states[] = {"pending", "processing", "done", "failed", NULL};
+static const char *const photo_states[] = {"queued", "processing", "done", "failed", "rejected",
+                                           NULL};
+
+apr_status_t jr_queue_counts(jr_ctx_t *ctx, int ai, jr_queue_counts_t *c)
 {
-    static const char *const ai_states[] = {"pending", "processing", "done", "failed", NULL};
-    static const char *const photo_states[] = {"queued", "processing", "done", "failed",
-                                               "rejected", NULL};
-    const char *const *st;
     const char *scope = ctx->who.branch_json;
-    json_t *out = json_object();
-    jr_rows_t *rows;
+    c->states = ai ? ai_states : photo_states;
+    return jr_db_select(ctx->db, ctx->pool, ai ? JR_Q_AI_STATUS_COUNTS : JR_Q_PHOTO_STATUS_COUNTS,
+                        &c->rows, JR_ARGS(scope, scope));
+}
+
+/* The row of a status, or -1. */
+static int status_row(const jr_rows_t *rows, const char *status)
+{
     int i;
-    for (st = ai ? ai_states : photo_states; *st; ++st) {
-        json_object_set_new(out, *st, json_integer(0));
-    }
-    if (jr_db_select(ctx->db, ctx->pool, ai ? JR_Q_AI_STATUS_COUNTS : JR_Q_PHOTO_STATUS_COUNTS, &rows,
-                     JR_ARGS(scope, scope)) != APR_SUCCESS) {
-        json_decref(out);
-        return NULL;
-    }
     for (i = 0; i < rows->nrows; ++i) {
-        json_object_set_new(out, jr_rows_get(rows, i, "status"),
-                            json_integer(jr_rows_int(rows, i, "n", 0)));
+        if (!strcmp(jr_rows_get(rows, i, "status"), status)) {
+            return i;
+        }
     }
-    return out;
+    return -1;
+}
+
+void jr_queue_counts_write(jr_jw_t *w, const jr_queue_counts_t *c)
+{
+    const char *const *st;
+    int i, k;
+    for (st = c->states; *st; ++st) {
+        k = status_row(c->rows, *st);
+        jr_jw_kint(w, *st, k < 0 ? 0 : jr_rows_int(c->rows, k, "n", 0));
+    }
+    /* A status the module does not know (a newer worker's) is still counted. */
+    for (i = 0; i < c->rows->nrows; ++i) {
+        const char *s = jr_rows_get(c->rows, i, "status");
+        for (st = c->states; *st && strcmp(*st, s); ++st) {
+        }
+        if (!*st) {
+            jr_jw_kint(w, s, jr_rows_int(c->rows, i, "n", 0));
+        }
+    }
+}
+
+/* Writes after the photo queue's counts whether the worker is switched on (enabled) and whether
+ * a photo service is configured (service.configured), as members of the object open in w. */
+static void photo_describe(jr_ctx_t *ctx, jr_jw_t *w)
+{
+    jr_jw_kbool(w, "enabled", jr_setting_on(ctx, JR_SETTING_PHOTO_WORKER_ENABLED));
+    jr_jw_key(w, "service");
+    jr_jw_obj(w);
+    jr_jw_kbool(w, "configured", ctx->cfg->photo_ai_endpoint != NULL);
+    jr_jw_obj_end(w);
+}
+
+static int status_reply(jr_ctx_t *ctx, jr_result_t *res, int ai)
+{
+    jr_queue_counts_t c;
+    jr_jw_t w;
+    if (jr_queue_counts(ctx, ai, &c) != APR_SUCCESS) {
+        return jr_err_db(ctx, res);
+    }
+    jr_jw_init(&w, ctx->pool, 512);
+    jr_jw_obj(&w);
+    jr_queue_counts_write(&w, &c);
+    if (ai) {
+        jr_ai_describe(&w, ctx->cfg, 1);
+    } else {
+        photo_describe(ctx, &w);
+    }
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_ai_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *c = jr_queue_counts(ctx, 1);
-    return c ? jr_reply(res, ctx->pool, 200, jr_ai_describe(ctx->cfg, c, 1)) : jr_err_db(ctx, res);
-}
-
-/* Adds to the photo queue's counts whether the worker is switched on (enabled) and whether a
- * photo service is configured (service.configured). Returns into. */
-static json_t *photo_describe(jr_ctx_t *ctx, json_t *into)
-{
-    json_object_set_new(into, "enabled",
-                        json_boolean(jr_setting_on(ctx, JR_SETTING_PHOTO_WORKER_ENABLED)));
-    json_object_set_new(into, "service",
-                        json_pack("{s:b}", "configured", ctx->cfg->photo_ai_endpoint != NULL));
-    return into;
+    return status_reply(ctx, res, 1);
 }
 
 int jr_op_photo_status(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *c = jr_queue_counts(ctx, 0);
-    return c ? jr_reply(res, ctx->pool, 200, photo_describe(ctx, c)) : jr_err_db(ctx, res);
+    return status_reply(ctx, res, 0);
 }

@@ -165,11 +165,9 @@ static apr_status_t form_page(jr_ctx_t *ctx, jr_result_t *res, int status, const
 /* The JSON answer of the shared content, as a page. */
 static apr_status_t render(jr_ctx_t *ctx, jr_result_t *res, const jr_result_t *inner, int posted)
 {
-    const json_t *doc = inner->json;
     const char *err = NULL;
-    if (inner->body) {
-        doc = jr_json_parse(ctx->pool, inner->body, inner->body_len, &err);
-    }
+    const json_t *doc =
+        inner->body ? jr_json_parse(ctx->pool, inner->body, inner->body_len, &err) : NULL;
     if (inner->status == 200 && doc) {
         return content_page(ctx, res, doc);
     }

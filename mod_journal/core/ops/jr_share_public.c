@@ -225,8 +225,15 @@ static apr_status_t reply_content(jr_ctx_t *ctx, jr_result_t *res, const link_t 
 
 static apr_status_t refuse_password(jr_ctx_t *ctx, jr_result_t *res, int status, const char *msg)
 {
-    return jr_reply(res, ctx->pool, status,
-                    json_pack("{s:s, s:b}", "error", msg, "password_required", 1));
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 128);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "error", msg);
+    jr_jw_kbool(&w, "password_required", 1);
+    jr_jw_obj_end(&w);
+    jr_reply_jw(res, status, &w);
+    res->error = msg;
+    return status;
 }
 
 int jr_op_share_open(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -6,6 +6,7 @@
 
 #include "jr_auth.h"
 #include "jr_crypt.h"
+#include "jr_jw.h"
 #include "jr_stmts.h"
 #include "jr_stream.h"
 #include "jr_util.h"
@@ -14,6 +15,7 @@ int jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *ticket = jr_new_token(p);
+    jr_jw_t w;
     if (!ticket) {
         return jr_err_internal(ctx, res);
     }
@@ -23,8 +25,12 @@ int jr_op_stream_ticket(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_reply(res, p, 201,
-                    json_pack("{s:s, s:i}", "ticket", ticket, "expires_in", JR_TICKET_TTL));
+    jr_jw_init(&w, p, 128);
+    jr_jw_obj(&w);
+    jr_jw_kstr(&w, "ticket", ticket);
+    jr_jw_kint(&w, "expires_in", JR_TICKET_TTL);
+    jr_jw_obj_end(&w);
+    return jr_reply_jw(res, 201, &w);
 }
 
 /* The session a ticket was made from (its hash), the ticket deleted; NULL when the ticket is

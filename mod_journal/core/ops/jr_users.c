@@ -36,14 +36,24 @@ const jr_field_spec_t jr_fields_users[] = {
     {NULL, NULL},
 };
 
-static json_t *user_json(const jr_rows_t *rows, int i, json_t *branch_ids)
+/* Row i of a users statement with its branch ids. */
+static void user_write(jr_jw_t *w, const jr_rows_t *rows, int i, const apr_array_header_t *ids)
 {
-    return json_pack("{s:I, s:s, s:s, s:b, s:o, s:s, s:s}", "id",
-                     (json_int_t)jr_rows_int(rows, i, "id", 0), "username",
-                     jr_rows_get(rows, i, "username"), "role", jr_rows_get(rows, i, "role"),
-                     "active", jr_rows_int(rows, i, "active", 0) == 1, "branch_ids", branch_ids,
-                     "created_at", jr_rows_get(rows, i, "created_at"), "updated_at",
-                     jr_rows_get(rows, i, "updated_at"));
+    int k;
+    jr_jw_obj(w);
+    jr_jw_kint(w, "id", jr_rows_int(rows, i, "id", 0));
+    jr_jw_kstr(w, "username", jr_rows_get(rows, i, "username"));
+    jr_jw_kstr(w, "role", jr_rows_get(rows, i, "role"));
+    jr_jw_kbool(w, "active", jr_rows_int(rows, i, "active", 0) == 1);
+    jr_jw_key(w, "branch_ids");
+    jr_jw_arr(w);
+    for (k = 0; k < ids->nelts; ++k) {
+        jr_jw_int(w, APR_ARRAY_IDX(ids, k, long long));
+    }
+    jr_jw_arr_end(w);
+    jr_jw_kstr(w, "created_at", jr_rows_get(rows, i, "created_at"));
+    jr_jw_kstr(w, "updated_at", jr_rows_get(rows, i, "updated_at"));
+    jr_jw_obj_end(w);
 }
 
 apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out)
@@ -63,22 +73,25 @@ apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_head
     return APR_SUCCESS;
 }
 
-json_t *jr_user_load(jr_ctx_t *ctx, long long id)
+void jr_user_write(jr_jw_t *w, const jr_user_t *u)
 {
-    jr_rows_t *rows;
-    apr_array_header_t *ids;
-    json_t *arr;
-    int i;
-    if (jr_db_select(ctx->db, ctx->pool, JR_Q_USER_GET, &rows, JR_ARGS(jr_i64(ctx->pool, id))) !=
-            APR_SUCCESS ||
-        rows->nrows != 1 || jr_user_branch_ids(ctx, id, &ids) != APR_SUCCESS) {
-        return NULL;
-    }
-    arr = json_array();
-    for (i = 0; i < ids->nelts; ++i) {
-        json_array_append_new(arr, json_integer(APR_ARRAY_IDX(ids, i, long long)));
-    }
-    return jr_json_own(ctx->pool, user_json(rows, 0, arr));
+    user_write(w, u->rows, 0, u->branch_ids);
+}
+
+int jr_user_load(jr_ctx_t *ctx, long long id, jr_user_t *u)
+{
+    return jr_db_select(ctx->db, ctx->pool, JR_Q_USER_GET, &u->rows,
+                        JR_ARGS(jr_i64(ctx->pool, id))) == APR_SUCCESS &&
+           u->rows->nrows == 1 && jr_user_branch_ids(ctx, id, &u->branch_ids) == APR_SUCCESS;
+}
+
+/* The answer of one user. */
+static int user_reply(jr_ctx_t *ctx, jr_result_t *res, int status, const jr_user_t *u)
+{
+    jr_jw_t w;
+    jr_jw_init(&w, ctx->pool, 256);
+    jr_user_write(&w, u);
+    return jr_reply_jw(res, status, &w);
 }
 
 long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_status_t *rv)
@@ -108,36 +121,39 @@ long long jr_branches_missing(jr_ctx_t *ctx, const apr_array_header_t *ids, apr_
 int jr_op_users_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     jr_rows_t *users, *links;
-    json_t *out;
+    apr_array_header_t *ids = apr_array_make(ctx->pool, 8, sizeof(long long));
+    jr_jw_t w;
     int i, k = 0;
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_USERS_LIST, &users, JR_NOARGS) != APR_SUCCESS ||
         jr_db_select(ctx->db, ctx->pool, JR_Q_USERS_BRANCHES_ALL, &links, JR_NOARGS) !=
             APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
-    out = json_array();
+    jr_jw_init(&w, ctx->pool, 4096);
+    jr_jw_arr(&w);
     for (i = 0; i < users->nrows; ++i) {
         long long uid = jr_rows_int(users, i, "id", 0);
-        json_t *ids = json_array();
+        apr_array_clear(ids);
         /* Both lists are ordered by user id: one merge pass. */
         while (k < links->nrows && jr_rows_int(links, k, "user_id", 0) < uid) {
             ++k;
         }
         for (; k < links->nrows && jr_rows_int(links, k, "user_id", 0) == uid; ++k) {
-            json_array_append_new(ids, json_integer(jr_rows_int(links, k, "branch_id", 0)));
+            APR_ARRAY_PUSH(ids, long long) = jr_rows_int(links, k, "branch_id", 0);
         }
-        json_array_append_new(out, user_json(users, i, ids));
+        user_write(&w, users, i, ids);
     }
-    return jr_reply(res, ctx->pool, 200, out);
+    jr_jw_arr_end(&w);
+    return jr_reply_jw(res, 200, &w);
 }
 
 int jr_op_users_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
-    json_t *user = jr_user_load(ctx, jr_param_id(ctx, "id"));
-    if (!user) {
+    jr_user_t u;
+    if (!jr_user_load(ctx, jr_param_id(ctx, "id"), &u)) {
         return jr_err_not_found(ctx, res, "user");
     }
-    return jr_reply(res, ctx->pool, 200, json_incref(user));
+    return user_reply(ctx, res, 200, &u);
 }
 
 static const char *check_username(apr_pool_t *p, const char *name)
@@ -245,7 +261,7 @@ int jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     user_input_t u;
     jr_rows_t *rows;
     long long uid;
-    json_t *user;
+    jr_user_t user;
 
     if (read_user_input(ctx, in, 0, &u, res) != 0) {
         return res->status;
@@ -261,23 +277,23 @@ int jr_op_users_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "create", "user", uid, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    if (!(user = jr_user_load(ctx, uid))) {
+    if (!jr_user_load(ctx, uid, &user)) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 201, json_incref(user));
+    return user_reply(ctx, res, 201, &user);
 }
 
 /* The last active admin must stay an active admin, or nobody can administer the journal. */
-static int would_orphan_admins(jr_ctx_t *ctx, const json_t *target, int removing, int *err)
+static int would_orphan_admins(jr_ctx_t *ctx, const jr_user_t *target, int removing, int *err)
 {
     jr_rows_t *rows;
     *err = 0;
-    if (!removing || strcmp(json_string_value(json_object_get(target, "role")), "admin") ||
-        !json_is_true(json_object_get(target, "active"))) {
+    if (!removing || strcmp(jr_rows_get(target->rows, 0, "role"), "admin") ||
+        jr_rows_int(target->rows, 0, "active", 0) != 1) {
         return 0;
     }
     if (jr_db_select(ctx->db, ctx->pool, JR_Q_ADMINS_OTHER_ACTIVE, &rows,
-                     JR_ARGS(jr_i64(ctx->pool, json_integer_value(json_object_get(target, "id"))))) !=
+                     JR_ARGS(jr_rows_get(target->rows, 0, "id"))) !=
         APR_SUCCESS) {
         *err = 1;
         return 0;
@@ -289,18 +305,18 @@ int jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    json_t *target, *user;
+    jr_user_t target, user;
     user_input_t u;
     int removing, dberr;
 
-    if (!(target = jr_user_load(ctx, id))) {
+    if (!jr_user_load(ctx, id, &target)) {
         return jr_err_not_found(ctx, res, "user");
     }
     if (read_user_input(ctx, in, id, &u, res) != 0) {
         return res->status;
     }
     removing = (u.role && !strcmp(u.role, "tutor")) || (u.active && !strcmp(u.active, "0"));
-    if (would_orphan_admins(ctx, target, removing, &dberr) || dberr) {
+    if (would_orphan_admins(ctx, &target, removing, &dberr) || dberr) {
         return dberr ? jr_err_db(ctx, res)
                      : jr_err_conflict(ctx, res,
                                        "the last active admin cannot be demoted or deactivated");
@@ -316,26 +332,26 @@ int jr_op_users_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "update", "user", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, "username is already taken");
     }
-    if (!(user = jr_user_load(ctx, id))) {
+    if (!jr_user_load(ctx, id, &user)) {
         return jr_err_internal(ctx, res);
     }
-    return jr_reply(res, p, 200, json_incref(user));
+    return user_reply(ctx, res, 200, &user);
 }
 
 int jr_op_users_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     long long id = jr_param_id(ctx, "id");
-    json_t *target;
+    jr_user_t target;
     int dberr;
 
-    if (!(target = jr_user_load(ctx, id))) {
+    if (!jr_user_load(ctx, id, &target)) {
         return jr_err_not_found(ctx, res, "user");
     }
     if (id == ctx->who.user_id) {
         return jr_err_conflict(ctx, res, "you cannot delete your own account");
     }
-    if (would_orphan_admins(ctx, target, 1, &dberr) || dberr) {
+    if (would_orphan_admins(ctx, &target, 1, &dberr) || dberr) {
         return dberr ? jr_err_db(ctx, res)
                      : jr_err_conflict(ctx, res, "the last active admin cannot be deleted");
     }

@@ -2,6 +2,7 @@
 #ifndef JR_USERS_H
 #define JR_USERS_H
 
+#include "jr_jw.h"
 #include "jr_router.h"
 
 /* Body field tables of the routes (jr_routes.c). */
@@ -14,9 +15,16 @@ jr_op_fn jr_op_users_create;
 jr_op_fn jr_op_users_update;
 jr_op_fn jr_op_users_delete;
 
-/* The user record as the API shows it (never the password hash). NULL when absent. The
- * sessions' /api/me answers with it. */
-json_t *jr_user_load(jr_ctx_t *ctx, long long id);
+/* A user: its row (id, username, role, active, created_at, updated_at; never the password
+ * hash) and its branch ids, sorted. The sessions' /api/me answers with it. */
+typedef struct {
+    jr_rows_t *rows;
+    apr_array_header_t *branch_ids;
+} jr_user_t;
+/* 1 with *u filled, 0 when absent or unreadable. */
+int jr_user_load(jr_ctx_t *ctx, long long id, jr_user_t *u);
+/* The user record as the API shows it. */
+void jr_user_write(jr_jw_t *w, const jr_user_t *u);
 
 /* Branch ids of a user, sorted: the scope of the user's sessions. */
 apr_status_t jr_user_branch_ids(jr_ctx_t *ctx, long long user_id, apr_array_header_t **out);
