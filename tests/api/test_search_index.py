@@ -62,7 +62,9 @@ def contains(fold, term, *fields):
 
 @pytest.fixture
 def dataset(fresh_server):
-    srv = fresh_server(extra_conf="JournalRateLimitMax 1000000")
+    # The searches here are about the statements and their plans: every request reads the
+    # database (the response cache has tests of its own).
+    srv = fresh_server(extra_conf="JournalRateLimitMax 1000000\nJournalResponseCache Off")
     tok = srv.admin_token
     branch, branch2 = srv.create_branch(), srv.create_branch()
     group, group2 = srv.create_group(branch["id"]), srv.create_group(branch2["id"])
