@@ -324,6 +324,11 @@ void jr_jw_list_begin(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long tot
 {
     list_begin(ctx, w, res, total);
     jr_jw_set_flush(w, ctx->flush, ctx->flush_baton);
+    /* A /api/v1 page's Link header follows from its last item, and headers leave with the
+     * first bytes: pages up to JR_PAGE_WHOLE leave whole, with it. */
+    if (ctx->iface == JR_IF_V1 && ctx->page) {
+        jr_jw_hold(w, JR_PAGE_WHOLE);
+    }
 }
 
 int jr_jw_list_end(jr_ctx_t *ctx, jr_jw_t *w, jr_result_t *res, long long total, long long limit,

@@ -18,6 +18,9 @@ const char *jr_b64url_encode(apr_pool_t *p, const char *s);
 const char *jr_b64url_decode(apr_pool_t *p, const char *s);
 
 #define JR_PAGE_KEYS 3
+/* A streamed /api/v1 page up to this size is sent whole, with its Link header; a larger one
+ * leaves while it is read, and only its body's next_cursor says where the next page starts. */
+#define JR_PAGE_WHOLE (1024 * 1024)
 
 /* One page of a list. The list's statement takes the keyset position (jr_page_key, NULL on the
  * first page) and fetches limit + 1 rows (jr_page_fetch): the extra row only tells whether

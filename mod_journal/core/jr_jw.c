@@ -7,7 +7,7 @@
 /* Where the next write leaves the fast path: the end of the buffer, or the flush point. */
 static void set_lim(jr_jw_t *w)
 {
-    w->lim = w->flush && w->cap > JR_JW_FLUSH_AT ? JR_JW_FLUSH_AT : w->cap;
+    w->lim = w->flush && w->cap > w->flush_at ? w->flush_at : w->cap;
 }
 
 static void flush_now(jr_jw_t *w)
@@ -17,13 +17,14 @@ static void flush_now(jr_jw_t *w)
     }
     w->sent += (long long)w->len;
     w->len = 0;
+    w->flush_at = JR_JW_FLUSH_AT; /* a hold (jr_jw_hold) ends with the first flush */
 }
 
 /* The slow path of reserve: hand the bytes on when they would pass the flush point, and
  * grow the buffer when the write still does not fit (a string larger than the buffer). */
 static void grow(jr_jw_t *w, size_t more)
 {
-    if (w->flush && w->len > 0 && w->len + more + 1 > JR_JW_FLUSH_AT) {
+    if (w->flush && w->len > 0 && w->len + more + 1 > w->flush_at) {
         flush_now(w);
     }
     if (w->len + more + 1 > w->cap) {
@@ -83,6 +84,7 @@ void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial)
     w->cap = initial < 64 ? 64 : initial > JR_JW_FLUSH_AT ? JR_JW_FLUSH_AT : initial;
     w->buf = apr_palloc(p, w->cap);
     w->lim = w->cap;
+    w->flush_at = JR_JW_FLUSH_AT;
     w->first_cap = JR_JW_DEPTH;
     w->first = apr_palloc(p, (apr_size_t)w->first_cap);
 }
@@ -291,6 +293,14 @@ void jr_jw_set_flush(jr_jw_t *w, jr_jw_flush_fn *fn, void *baton)
     w->flush = fn;
     w->flush_baton = baton;
     set_lim(w);
+}
+
+void jr_jw_hold(jr_jw_t *w, size_t bytes)
+{
+    if (w->sent == 0 && bytes > w->flush_at) {
+        w->flush_at = bytes;
+        set_lim(w);
+    }
 }
 
 int jr_jw_streamed(const jr_jw_t *w)

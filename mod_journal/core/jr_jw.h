@@ -24,7 +24,8 @@ typedef struct jr_jw {
     apr_pool_t *pool;
     char *buf;
     size_t len, cap;
-    size_t lim; /* writes beyond it take the slow path: cap, or at most JR_JW_FLUSH_AT */
+    size_t lim;      /* writes beyond it take the slow path: cap, or at most flush_at */
+    size_t flush_at; /* JR_JW_FLUSH_AT, or a larger first flush (jr_jw_hold) */
     jr_jw_flush_fn *flush;
     void *flush_baton;
     long long sent; /* bytes handed to flush so far */
@@ -40,6 +41,10 @@ void jr_jw_init(jr_jw_t *w, apr_pool_t *p, size_t initial);
 
 /* From now on, hands the buffer to fn every JR_JW_FLUSH_AT bytes (NULL fn: never). */
 void jr_jw_set_flush(jr_jw_t *w, jr_jw_flush_fn *fn, void *baton);
+/* The first flush waits until the document passes bytes (later ones come every
+ * JR_JW_FLUSH_AT): a document whose headers are known only at its end (a page's Link) leaves
+ * whole up to that size. No effect once something was flushed. */
+void jr_jw_hold(jr_jw_t *w, size_t bytes);
 /* 1 once part of the document has left through the flush callback (or was dropped). */
 int jr_jw_streamed(const jr_jw_t *w);
 

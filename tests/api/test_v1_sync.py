@@ -456,3 +456,27 @@ def test_synced_copy_equals_every_page_of_the_server(server, place):
     live = live_entries(server, h, g["id"])
     assert len(live) == n
     assert set(state) == set(live)
+
+
+def test_a_page_over_64_kib_keeps_its_link_header(server):
+    """A page's Link header follows from its last item, and headers leave with the first bytes
+    of a streamed answer: /api/v1 pages up to 1 MiB are sent whole, Link included."""
+    branch = server.create_branch()
+    group = server.create_group(branch["id"])
+    text = "0123456789abcdef" * 64  # 1 KiB of text per entry: a page of 200 is about 270 KB
+    sql_exec(server, "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 250)"
+                     " INSERT INTO entries (student_name, group_id, branch_id, description,"
+                     " created_at, updated_at) SELECT 'big ' || n, %s, %s, '%s',"
+                     " '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z' FROM s"
+             % (group["id"], branch["id"], text))
+    h = {"X-Api-Key": branch_key(server, branch["id"])}
+    r = server.api("GET", "/api/v1/entries", headers=h,
+                   params={"group_id": group["id"], "limit": 200})
+    body = assert_json(r, 200)
+    assert len(r.content) > 200 * 1024 and len(body["items"]) == 200 and body["has_more"]
+    assert r.headers.get("Content-Length") == str(len(r.content))
+    assert f"cursor={body['next_cursor']}" in r.headers["Link"]
+    rest = assert_json(server.api("GET", "/api/v1/entries", headers=h, params={
+        "group_id": group["id"], "limit": 200, "cursor": body["next_cursor"]}), 200)
+    assert len(rest["items"]) == 50 and not rest["has_more"]
+

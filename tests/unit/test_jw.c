@@ -624,6 +624,37 @@ START_TEST(small_document_is_never_flushed)
 }
 END_TEST
 
+/* A hold keeps the document whole up to its size; past it the first flush hands on
+ * everything so far, and from then on the usual flush points apply. */
+START_TEST(hold_delays_the_first_flush)
+{
+    sink_t k = {0};
+    jr_jw_t w;
+    size_t len;
+    jr_jw_init(&w, pool, 256);
+    jr_jw_set_flush(&w, sink_take, &k);
+    jr_jw_hold(&w, 4 * JR_JW_FLUSH_AT);
+    write_items(&w, 100, 2000); /* ~200 KB: past 64 KiB, under the hold */
+    jr_jw_done(&w, &len);
+    ck_assert_int_eq(k.calls, 0);
+    ck_assert_uint_gt(len, 3 * JR_JW_FLUSH_AT);
+
+    memset(&k, 0, sizeof(k));
+    jr_jw_init(&w, pool, 256);
+    jr_jw_set_flush(&w, sink_take, &k);
+    jr_jw_hold(&w, 4 * JR_JW_FLUSH_AT);
+    write_items(&w, 400, 2000); /* ~800 KB */
+    jr_jw_done(&w, &len);
+    ck_assert_int_ge(k.calls, 2);
+    ck_assert_uint_gt(k.largest, 3 * JR_JW_FLUSH_AT); /* the first: all held so far */
+    ck_assert_uint_le(k.largest, 4 * JR_JW_FLUSH_AT);
+    ck_assert_uint_le(len, JR_JW_FLUSH_AT);
+    jr_jw_hold(&w, 8 * JR_JW_FLUSH_AT); /* no effect once something left */
+    ck_assert_uint_eq(w.flush_at, JR_JW_FLUSH_AT);
+    free(k.data);
+}
+END_TEST
+
 START_TEST(string_larger_than_the_flush_point)
 {
     const size_t n = 3 * JR_JW_FLUSH_AT;
@@ -942,6 +973,7 @@ Suite *suite_jw(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, flushed_document_is_the_whole_document);
     tcase_add_test(tc, small_document_is_never_flushed);
+    tcase_add_test(tc, hold_delays_the_first_flush);
     tcase_add_test(tc, string_larger_than_the_flush_point);
     tcase_add_test(tc, failed_flush_drops_the_rest);
     suite_add_tcase(s, tc);
