@@ -138,7 +138,10 @@ X(photo_ai_timeout, int, "JournalPhotoAITimeout", INT, MAIN, 1000, 3600000, 6000
   "Timeout of a photo service request with face restoration, in milliseconds")                     \
 X(photo_upscale_timeout, int, "JournalPhotoUpscaleTimeout", INT, MAIN, 1000, 3600000, 120000,      \
   "an integer from 1000 to 3600000 (milliseconds)",                                                \
-  "Timeout of a plain upscale request to the photo service, in milliseconds")
+  "Timeout of a plain upscale request to the photo service, in milliseconds")                     \
+X(sqlite_cache, long long, "JournalSQLiteCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),            \
+  JR_KIB(512), "a size from 64K to 1G (bytes, or a number with K, M or G)",                        \
+  "SQLite page cache of each pooled database connection (DBDMax per httpd child)")
 /* clang-format on */
 
 #endif

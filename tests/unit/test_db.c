@@ -183,6 +183,15 @@ START_TEST(open_failures)
 }
 END_TEST
 
+static long long count_branches(jr_db_t *w)
+{
+    jr_rows_t *rows = NULL;
+    ck_assert_int_eq(jr_db_select(w, pool, JR_Q_BRANCHES_LIST, &rows,
+                                  JR_ARGS(NULL, NULL, NULL, "1000", "0")),
+                     APR_SUCCESS);
+    return rows->nrows;
+}
+
 START_TEST(connection_settings)
 {
     open_db();
@@ -291,10 +300,78 @@ START_TEST(statement_catalogue)
     ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRY_GET), "entry_get");
     ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRIES_LIST_PLAIN), "entries_list_plain");
     open_ready();
+    ck_assert_int_eq(db->cache->checked, 1);
     for (id = 0; id < JR_Q__COUNT; ++id) {
-        ck_assert_msg(db->cache->stmts[id] != NULL, "%s is not prepared", jr_stmt_label(id));
+        void *st = NULL;
+        const char *err = NULL;
+        ck_assert_msg(db->cache->be->prepare(db->cache, id, &st, &err) == APR_SUCCESS,
+                      "%s is not prepared: %s", jr_stmt_label(id), err ? err : "?");
+        sqlite3_finalize(st);
     }
     ck_assert_int_eq(log_count, 0);
+}
+END_TEST
+
+/* The catalogue is checked whole when a connection opens, but a connection keeps prepared
+ * only the statements it ran: the whole catalogue held about 2 MB of SQLite's memory on every
+ * pooled connection of every child. */
+START_TEST(connection_keeps_only_statements_it_ran)
+{
+    int cur = -1, hi = -1, ran;
+    jr_stmt_id_t id;
+    open_ready();
+    ck_assert_int_eq(sqlite3_db_status(native(), SQLITE_DBSTATUS_STMT_USED, &cur, &hi, 0),
+                     SQLITE_OK);
+    ck_assert_msg(cur < 64 * 1024, "%d bytes of statements held after the check", cur);
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        ck_assert_msg(!db->cache->stmts[id], "%s stays prepared", jr_stmt_label(id));
+    }
+    ck_assert_int_eq(count_branches(db), 0);
+    ck_assert_int_eq(count_branches(db), 0);
+    ck_assert_ptr_nonnull(db->cache->stmts[JR_Q_BRANCHES_LIST]);
+    for (ran = 0, id = 0; id < JR_Q__COUNT; ++id) {
+        ran += db->cache->stmts[id] != NULL;
+    }
+    ck_assert_int_eq(ran, 1);
+    ck_assert_int_eq(log_count, 0);
+}
+END_TEST
+
+/* A statement first run after the schema changed under the connection fails as a statement
+ * does, and runs once the schema is back. */
+START_TEST(statement_prepared_on_use_can_fail)
+{
+    jr_rows_t *rows = NULL;
+    open_ready();
+    ck_assert_int_eq(sqlite3_exec(native(), "ALTER TABLE branches RENAME TO branches_away", NULL,
+                                  NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_ne(jr_db_select(db, pool, JR_Q_BRANCHES_LIST, &rows,
+                                  JR_ARGS(NULL, NULL, NULL, "1000", "0")),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(rows);
+    ck_assert_msg(strstr(last_log, "JR01003: cannot prepare statement branches_list: no such "
+                                   "table: branches"),
+                  "log: %s", last_log);
+    ck_assert_int_eq(jr_db_error(db), JR_DB_E_OTHER);
+    ck_assert_ptr_null(db->cache->stmts[JR_Q_BRANCHES_LIST]);
+    ck_assert_int_eq(sqlite3_exec(native(), "ALTER TABLE branches_away RENAME TO branches", NULL,
+                                  NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(count_branches(db), 0);
+}
+END_TEST
+
+/* JournalSQLiteCacheSize: the page cache of the connections set up afterwards. */
+START_TEST(cache_size_is_set_on_new_connections)
+{
+    jr_db_sqlite_cache_size(256 * 1024);
+    open_db();
+    jr_db_sqlite_cache_size(0);
+    ck_assert_int_eq(sql_int("PRAGMA cache_size"), -256);
+    jr_db_close(db);
+    open_db();
+    ck_assert_int_eq(sql_int("PRAGMA cache_size"), -2000); /* SQLite's own */
 }
 END_TEST
 
@@ -447,15 +524,6 @@ static int other_finds(dbd_conn_t *c, const char *name)
         found = apr_pstrdup(pool, apr_dbd_get_entry(c->driver, row, 0));
     }
     return found && !strcmp(found, name) ? 0 : 1;
-}
-
-static long long count_branches(jr_db_t *w)
-{
-    jr_rows_t *rows = NULL;
-    ck_assert_int_eq(jr_db_select(w, pool, JR_Q_BRANCHES_LIST, &rows,
-                                  JR_ARGS(NULL, NULL, NULL, "1000", "0")),
-                     APR_SUCCESS);
-    return rows->nrows;
 }
 
 START_TEST(own_statements_apart_from_other_modules)
@@ -1146,6 +1214,9 @@ Suite *suite_db(void)
     tcase_add_test(tc, migrate_current_without_schema);
     tcase_add_test(tc, migration_lists_agree);
     tcase_add_test(tc, statement_catalogue);
+    tcase_add_test(tc, connection_keeps_only_statements_it_ran);
+    tcase_add_test(tc, statement_prepared_on_use_can_fail);
+    tcase_add_test(tc, cache_size_is_set_on_new_connections);
     tcase_add_test(tc, statement_writes);
     tcase_add_test(tc, prepare_fails_before_migrating);
     tcase_add_test(tc, unknown_statement_fails);
