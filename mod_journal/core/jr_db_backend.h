@@ -32,7 +32,8 @@ struct jr_db_backend {
     /* Settings of a new connection (SQLite: busy timeout, foreign keys, synchronous). */
     apr_status_t (*setup)(void *native);
     /* Prepares statement id on c's connection; *stmt is what the backend runs it by. On a
-     * failure *err holds the engine's message (in c->pool). */
+     * failure *err holds the engine's message (PostgreSQL: in c->pool; SQLite: the
+     * connection's own, valid until the next call on the connection). */
     apr_status_t (*prepare)(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt, const char **err);
     /* Drops one prepared statement, or NULL: SQLite's statements live in the httpd process
      * (about 2 MB for the catalogue, per connection), so the catalogue is checked whole when a

@@ -41,8 +41,9 @@ static int sq_foreign_keys(sqlite3 *conn)
     return on;
 }
 
-/* KiB of page cache per connection (JournalSQLiteCacheSize); 0: SQLite's default (2000 KiB,
- * for journal-admin and journal-worker). Set by httpd's parent while it reads its configuration, before any child. */
+/* KiB of page cache per connection (JournalSQLiteCacheSize); 0: SQLite's default (2000 KiB),
+ * for journal-admin and journal-worker. Set by httpd's parent while it reads its
+ * configuration, before any child starts. */
 static long long sqlite_cache_kib;
 
 void jr_db_sqlite_cache_size(long long bytes)
@@ -165,16 +166,18 @@ static apr_status_t sq_prepare(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt,
     sqlite3_stmt *st = NULL;
     apr_pool_t *scratch;
     apr_status_t rv = APR_SUCCESS;
-    /* The text is SQLite's to keep once prepared: a connection that prepares the catalogue
-     * does not keep a copy of it. */
-    if (apr_pool_create(&scratch, c->pool) != APR_SUCCESS) {
+    /* A connection prepares a statement while it serves a request, and the connection's pool
+     * shares its allocator with the other connections of the child: the text goes to a pool
+     * of its own (SQLite keeps its own copy), and the message stays SQLite's, which the caller
+     * reads before the connection's next call. */
+    if (apr_pool_create_unmanaged_ex(&scratch, NULL, NULL) != APR_SUCCESS) {
         *err = "out of memory";
         return APR_ENOMEM;
     }
     if (sqlite3_prepare_v2(c->native,
                            jr_db_placeholders(scratch, jr_stmt_sql(id, JR_DB_SQLITE), 0), -1,
                            &st, NULL) != SQLITE_OK) {
-        *err = apr_pstrdup(c->pool, sqlite3_errmsg(c->native));
+        *err = sqlite3_errmsg(c->native);
         rv = APR_EGENERAL;
     } else {
         if (*stmt) {
