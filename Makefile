@@ -7,6 +7,7 @@
 #   make bench-photo - journal-worker: a 12-megapixel JPEG through the server-side enhancement
 #   make bench-search - search at 200,000 entries: plain list, a match, no match, vs static
 #   make bench-writes - POST /api/v1/entries at 2 and 16 connections (BENCH_BUILDS: A/B builds)
+#   make bench-mixed - the mixed load at 200,000 entries and the httpd tree's memory (RSS, PSS)
 #   make fuzz   - builds the fuzz targets with clang/libFuzzer and runs each for FUZZ_SECONDS
 #   make build  - just build (./build)
 #   make install - make build, then install it (DESTDIR, and the options given to configure by
@@ -19,7 +20,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-photo bench-search bench-writes fuzz \
+.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-photo bench-search bench-writes bench-mixed fuzz \
 	deps clean distclean \
 	install deb check-package
 
@@ -57,6 +58,9 @@ bench-search: build
 
 bench-writes: build
 	@/usr/bin/python3 bench/bench_writes.py
+
+bench-mixed: build
+	@/usr/bin/python3 bench/bench_mixed.py
 
 fuzz:
 	@sh scripts/deps.sh fuzz

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "api"))
 import harness  # noqa: E402
+import memtree  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 DURATION = os.environ.get("BENCH_DURATION", "3s")
@@ -143,6 +144,7 @@ def run(label, body):
     try:
         srv.start()
         body(srv)
+        print(f"\nhttpd tree after the runs: {memtree.describe(memtree.sample(srv.pid), srv.pid)}")
         for url, n in SOCKET_ERRORS.items():
             if n:
                 print(f"socket errors (connections closed under load): {n} for {url}")

@@ -123,6 +123,7 @@ static int resolve_core_config(apr_pool_t *p, server_rec *s)
 static void preconfigure_sqlite(apr_pool_t *pconf, server_rec *s, const char *path)
 {
     apr_status_t rv = jr_db_sqlite_preconfigure(pconf, path);
+    jr_db_sqlite_cache_size(mj_conf(s)->sqlite_cache);
     if (rv != APR_SUCCESS) {
         MJ_LOG(JR00070, s, rv,
                "cannot set up SQLite connections to %s as they open; other "

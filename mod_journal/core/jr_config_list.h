@@ -143,7 +143,10 @@ X(response_cache, int, "JournalResponseCache", FLAG, ANY, 0, 1, 1, NULL,        
   "Keep rendered list answers, invalidated by every write (On or Off)")                            \
 X(response_cache_size, long long, "JournalResponseCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),   \
   JR_MIB(4), "a size from 64K to 1G (bytes, or a number with K, M or G)",                          \
-  "Memory for cached list answers in each httpd child process")
+  "Memory for cached list answers in each httpd child process")                                    \
+X(sqlite_cache, long long, "JournalSQLiteCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),            \
+  JR_KIB(512), "a size from 64K to 1G (bytes, or a number with K, M or G)",                        \
+  "SQLite page cache of each pooled database connection (DBDMax per httpd child)")
 /* clang-format on */
 
 #endif

@@ -186,21 +186,50 @@ static jr_stmt_cache_t *cache_new(const jr_db_backend_t *be, const apr_dbd_drive
     return c;
 }
 
-/* Prepares every statement of the catalogue into the cache; notes the server session they
- * belong to. */
+/* Prepares statement id into the cache; the engine's message (JR01003) when it cannot. */
+static const char *prepare_one(jr_stmt_cache_t *c, jr_stmt_id_t id)
+{
+    const char *err = NULL;
+    if (c->be->prepare(c, id, &c->stmts[id], &err) == APR_SUCCESS) {
+        return NULL;
+    }
+    err = err ? err : "unknown error";
+    JR_LOG(JR01003, 0, "cannot prepare statement %s: %s", jr_stmt_label(id), err);
+    c->stmts[id] = NULL;
+    return err;
+}
+
+/* Prepares every statement of the catalogue on the connection (a statement the schema cannot
+ * serve fails the connection here, not a request later); notes the server session they belong
+ * to. A backend with unprepare keeps none of them: each is prepared again when first run. */
 static apr_status_t prepare_catalogue(jr_stmt_cache_t *c)
 {
     int id;
-    const char *err = NULL;
     for (id = 0; id < JR_Q__COUNT; ++id) {
-        if (c->be->prepare(c, id, &c->stmts[id], &err) != APR_SUCCESS) {
-            JR_LOG(JR01003, 0, "cannot prepare statement %s: %s", jr_stmt_label(id),
-                   err ? err : "unknown error");
+        if (prepare_one(c, id)) {
             return APR_EGENERAL;
+        }
+        if (c->be->unprepare) {
+            c->be->unprepare(c->stmts[id]);
+            c->stmts[id] = NULL;
         }
     }
     c->session = c->be->session ? c->be->session(c->native) : 0;
+    c->checked = 1;
     return APR_SUCCESS;
+}
+
+/* Statement id of a checked catalogue, not prepared on the connection yet: prepared now and
+ * kept. A failure (the schema changed since the check) fails the statement. */
+static void *prepare_on_use(jr_db_t *db, jr_stmt_id_t id)
+{
+    const char *err = prepare_one(db->cache, id);
+    if (err) {
+        apr_cpystrn(db->errbuf, err, sizeof(db->errbuf));
+        db->last_error = db->errbuf;
+        db->error = JR_DB_E_OTHER;
+    }
+    return db->cache->stmts[id];
 }
 
 /* The schema version of the cache's connection, against the module's. APR_EGENERAL (logged)
@@ -442,6 +471,10 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
     void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
     db->last_error = NULL;
     db->error = JR_DB_OK;
+    if (!stmt && (unsigned)id < JR_Q__COUNT && db->cache && db->cache->checked &&
+        !(stmt = prepare_on_use(db, id))) {
+        return NULL;
+    }
     if (!stmt) {
         JR_LOG(JR01004, 0, "statement %s is not prepared on this connection",
                (unsigned)id < JR_Q__COUNT ? jr_stmt_label(id) : "(unknown)");

@@ -61,6 +61,9 @@ int jr_db_schema_behind(const jr_db_t *db, int *have, int *need);
  * driver's statements (other mod_dbd users') cannot prepare themselves again. The setting lasts
  * until pconf is cleared. */
 apr_status_t jr_db_sqlite_preconfigure(apr_pool_t *pconf, const char *path);
+/* The page cache of each SQLite connection set up from now on in this process
+ * (JournalSQLiteCacheSize); 0 leaves SQLite's default. Called before any child starts. */
+void jr_db_sqlite_cache_size(long long bytes);
 
 /* Per-connection settings (SQLite: busy timeout, foreign keys, synchronous). */
 apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle);

@@ -19,6 +19,9 @@ struct jr_stmt_cache {
     int discard;            /* the statements are dropped while their session goes on */
     int schema_have;        /* the schema version read when the cache was made, and */
     int schema_need;        /* the module's: while have < need, nothing is prepared */
+    int checked;            /* every statement of the catalogue prepared once on the connection
+                             * (prepare_catalogue): a backend with unprepare prepares each
+                             * again when it is first run */
     void *stmts[JR_Q__COUNT]; /* by statement id; NULL when not prepared */
 };
 
@@ -29,8 +32,14 @@ struct jr_db_backend {
     /* Settings of a new connection (SQLite: busy timeout, foreign keys, synchronous). */
     apr_status_t (*setup)(void *native);
     /* Prepares statement id on c's connection; *stmt is what the backend runs it by. On a
-     * failure *err holds the engine's message (in c->pool). */
+     * failure *err holds the engine's message (PostgreSQL: in c->pool; SQLite: the
+     * connection's own, valid until the next call on the connection). */
     apr_status_t (*prepare)(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt, const char **err);
+    /* Drops one prepared statement, or NULL: SQLite's statements live in the httpd process
+     * (about 2 MB for the catalogue, per connection), so the catalogue is checked whole when a
+     * connection opens and only the statements a connection runs stay prepared on it.
+     * PostgreSQL's live in the server session and stay prepared. */
+    void (*unprepare)(void *stmt);
     /* Releases the prepared statements of c (its pool is going): SQLite finalizes them;
      * PostgreSQL deallocates them when c->discard says the session goes on. */
     void (*release)(jr_stmt_cache_t *c);

@@ -41,15 +41,34 @@ static int sq_foreign_keys(sqlite3 *conn)
     return on;
 }
 
+/* KiB of page cache per connection (JournalSQLiteCacheSize); 0: SQLite's default (2000 KiB),
+ * for journal-admin and journal-worker. Set by httpd's parent while it reads its
+ * configuration, before any child starts. */
+static long long sqlite_cache_kib;
+
+void jr_db_sqlite_cache_size(long long bytes)
+{
+    sqlite_cache_kib = bytes / 1024;
+}
+
 static apr_status_t sq_setup(void *native)
 {
     sqlite3 *conn = native;
     char *msg = NULL;
-    /* A moderate busy_timeout covers writers in other threads and processes. */
-    int rc = sqlite3_exec(conn,
-                          "PRAGMA busy_timeout = " JR_SQLITE_BUSY_MS ";"
-                          "PRAGMA synchronous = NORMAL;",
-                          NULL, NULL, &msg);
+    char sql[160];
+    /* A moderate busy_timeout covers writers in other threads and processes. Every pooled
+     * connection of every child keeps a page cache of its own: its size bounds what the
+     * connections of a child hold together (docs/operations.md, "Memory"). */
+    static const char base[] = "PRAGMA busy_timeout = " JR_SQLITE_BUSY_MS ";"
+                               "PRAGMA synchronous = NORMAL;";
+    int rc;
+    if (sqlite_cache_kib) {
+        apr_snprintf(sql, sizeof(sql), "%sPRAGMA cache_size = -%" APR_INT64_T_FMT ";", base,
+                     (apr_int64_t)sqlite_cache_kib);
+    } else {
+        apr_cpystrn(sql, base, sizeof(sql));
+    }
+    rc = sqlite3_exec(conn, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK || !sq_foreign_keys(conn)) {
         JR_LOG(JR01002, 0, "SQLite connection setup failed: %s",
                msg ? msg : sqlite3_errmsg(conn));
@@ -145,16 +164,34 @@ static apr_status_t sq_prepare(jr_stmt_cache_t *c, jr_stmt_id_t id, void **stmt,
                                const char **err)
 {
     sqlite3_stmt *st = NULL;
-    const char *sql = jr_db_placeholders(c->pool, jr_stmt_sql(id, JR_DB_SQLITE), 0);
-    if (sqlite3_prepare_v2(c->native, sql, -1, &st, NULL) != SQLITE_OK) {
-        *err = apr_pstrdup(c->pool, sqlite3_errmsg(c->native));
-        return APR_EGENERAL;
+    apr_pool_t *scratch;
+    apr_status_t rv = APR_SUCCESS;
+    /* A connection prepares a statement while it serves a request, and the connection's pool
+     * shares its allocator with the other connections of the child: the text goes to a pool
+     * of its own (SQLite keeps its own copy), and the message stays SQLite's, which the caller
+     * reads before the connection's next call. */
+    if (apr_pool_create_unmanaged_ex(&scratch, NULL, NULL) != APR_SUCCESS) {
+        *err = "out of memory";
+        return APR_ENOMEM;
     }
-    if (*stmt) {
-        sqlite3_finalize(*stmt);
+    if (sqlite3_prepare_v2(c->native,
+                           jr_db_placeholders(scratch, jr_stmt_sql(id, JR_DB_SQLITE), 0), -1,
+                           &st, NULL) != SQLITE_OK) {
+        *err = sqlite3_errmsg(c->native);
+        rv = APR_EGENERAL;
+    } else {
+        if (*stmt) {
+            sqlite3_finalize(*stmt);
+        }
+        *stmt = st;
     }
-    *stmt = st;
-    return APR_SUCCESS;
+    apr_pool_destroy(scratch);
+    return rv;
+}
+
+static void sq_unprepare(void *stmt)
+{
+    sqlite3_finalize(stmt);
 }
 
 static void sq_release(jr_stmt_cache_t *c)
@@ -454,6 +491,7 @@ const jr_db_backend_t jr_db_backend_sqlite = {
     .global_init = sq_global_init,
     .setup = sq_setup,
     .prepare = sq_prepare,
+    .unprepare = sq_unprepare,
     .release = sq_release,
     .select = sq_select,
     .select_each = sq_select_each,

@@ -598,6 +598,14 @@ class Server:
         assert r.status_code == 201, f"create group: {r.status_code} {r.text}"
         return r.json()
 
+    def create_api_key(self, scopes, rate_limit_per_min, name=None):
+        """An API key of the admin with these scopes: its secret."""
+        r = self.api("POST", "/api/api-keys", token=self.admin_token,
+                     json={"name": name or uniq("key"), "scopes": list(scopes),
+                           "rate_limit_per_min": rate_limit_per_min})
+        assert r.status_code == 201, f"create API key: {r.status_code} {r.text}"
+        return r.json()["key"]
+
 
 # ---- direct database access: states the API cannot create, checks it cannot show -------------
 def _chown_sqlite(srv):

@@ -159,8 +159,13 @@ START_TEST(statement_catalogue)
     ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRY_GET), "entry_get");
     ck_assert_str_eq(jr_stmt_label(JR_Q_ENTRIES_LIST_PLAIN), "entries_list_plain");
     dbt_open_ready();
+    ck_assert_int_eq(dbt_db->cache->checked, 1);
     for (id = 0; id < JR_Q__COUNT; ++id) {
-        ck_assert_msg(dbt_db->cache->stmts[id] != NULL, "%s is not prepared", jr_stmt_label(id));
+        void *st = NULL;
+        const char *err = NULL;
+        ck_assert_msg(dbt_db->cache->be->prepare(dbt_db->cache, id, &st, &err) == APR_SUCCESS,
+                      "%s is not prepared: %s", jr_stmt_label(id), err ? err : "?");
+        sqlite3_finalize(st);
     }
     ck_assert_int_eq(dbt_log_count, 0);
 }

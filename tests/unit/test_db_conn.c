@@ -388,9 +388,75 @@ START_TEST(lazy_transaction_begins_at_the_first_write)
 }
 END_TEST
 
+/* The catalogue is checked whole when a connection opens, but a connection keeps prepared
+ * only the statements it ran: the whole catalogue held about 2 MB of SQLite's memory on every
+ * pooled connection of every child. */
+START_TEST(connection_keeps_only_statements_it_ran)
+{
+    int cur = -1, hi = -1, ran;
+    jr_stmt_id_t id;
+    dbt_open_ready();
+    ck_assert_int_eq(sqlite3_db_status(dbt_native(), SQLITE_DBSTATUS_STMT_USED, &cur, &hi, 0),
+                     SQLITE_OK);
+    ck_assert_msg(cur < 64 * 1024, "%d bytes of statements held after the check", cur);
+    for (id = 0; id < JR_Q__COUNT; ++id) {
+        ck_assert_msg(!dbt_db->cache->stmts[id], "%s stays prepared", jr_stmt_label(id));
+    }
+    ck_assert_int_eq(count_branches(dbt_db), 0);
+    ck_assert_int_eq(count_branches(dbt_db), 0);
+    ck_assert_ptr_nonnull(dbt_db->cache->stmts[JR_Q_BRANCHES_LIST]);
+    for (ran = 0, id = 0; id < JR_Q__COUNT; ++id) {
+        ran += dbt_db->cache->stmts[id] != NULL;
+    }
+    ck_assert_int_eq(ran, 1);
+    ck_assert_int_eq(dbt_log_count, 0);
+}
+END_TEST
+
+/* A statement first run after the schema changed under the connection fails as a statement
+ * does, and runs once the schema is back. */
+START_TEST(statement_prepared_on_use_can_fail)
+{
+    jr_rows_t *rows = NULL;
+    dbt_open_ready();
+    ck_assert_int_eq(sqlite3_exec(dbt_native(), "ALTER TABLE branches RENAME TO branches_away",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_ne(jr_db_select(dbt_db, dbt_pool, JR_Q_BRANCHES_LIST, &rows,
+                                  JR_ARGS(NULL, NULL, NULL, "1000", "0")),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(rows);
+    ck_assert_msg(strstr(dbt_last_log, "JR01003: cannot prepare statement branches_list: no such "
+                                       "table: branches"),
+                  "log: %s", dbt_last_log);
+    ck_assert_int_eq(jr_db_error(dbt_db), JR_DB_E_OTHER);
+    ck_assert_ptr_null(dbt_db->cache->stmts[JR_Q_BRANCHES_LIST]);
+    ck_assert_int_eq(sqlite3_exec(dbt_native(), "ALTER TABLE branches_away RENAME TO branches",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(count_branches(dbt_db), 0);
+}
+END_TEST
+
+/* JournalSQLiteCacheSize: the page cache of the connections set up afterwards. */
+START_TEST(cache_size_is_set_on_new_connections)
+{
+    jr_db_sqlite_cache_size(256 * 1024);
+    dbt_open();
+    jr_db_sqlite_cache_size(0);
+    ck_assert_int_eq(dbt_sql_int("PRAGMA cache_size"), -256);
+    jr_db_close(dbt_db);
+    dbt_open();
+    ck_assert_int_eq(dbt_sql_int("PRAGMA cache_size"), -2000); /* SQLite's own */
+}
+END_TEST
+
 void db_conn_tests(TCase *tc)
 {
     tcase_add_test(tc, own_statements_apart_from_other_modules);
+    tcase_add_test(tc, connection_keeps_only_statements_it_ran);
+    tcase_add_test(tc, statement_prepared_on_use_can_fail);
+    tcase_add_test(tc, cache_size_is_set_on_new_connections);
     tcase_add_test(tc, preconfigured_connection_has_foreign_keys);
     tcase_add_test(tc, preconfigured_connection_waits_for_locks_from_the_start);
     tcase_add_test(tc, late_foreign_keys_are_reported);
