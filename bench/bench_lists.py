@@ -81,6 +81,9 @@ def main():
                           f"{statistics.median(r for r, _ in runs):>8.0f} "
                           f"{statistics.median(p for _, p in runs):>8.2f}  "
                           + ", ".join(f"{r:.0f}" for r, _ in runs))
+        for url, n in bench.SOCKET_ERRORS.items():
+            if n:
+                print(f"  socket errors (wrk's 2 s timeout among them): {n} for {url}")
         return max([bench.log_problems(s["srv"], s["label"]) for s in servers], default=0)
     finally:
         bench.stop_all([s["srv"] for s in servers])
