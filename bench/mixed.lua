@@ -1,5 +1,5 @@
 -- The mixed load under wrk: half list pages, a quarter searches (one that matches, one that
--- matches nothing, in turn), a quarter new entries, in a fixed rotation per connection thread.
+-- matches nothing, in turn), a quarter new entries, in a fixed rotation in each of wrk's threads.
 --   wrk ... -s bench/mixed.lua BASE_URL -- KEY GROUP_ID MATCH_TERM
 local key, group, match
 local n = 0
