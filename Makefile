@@ -1,7 +1,9 @@
 # The project's driver (committed; autotools output lives in build directories).
 #   make run    - install what is missing, build, run the journal on SQLite in the foreground
 #   make check  - install what is missing, build, run every test
-#   make bench  - benchmarks
+#   make bench  - every performance aim in one table, SQLite then PostgreSQL (bench/bench_aims.py)
+#   make bench-hot - the hot paths beside a static file, offset vs cursor (bench/bench.py)
+#   make bench-lists - the list pages of two builds side by side (BENCH_BUILDS)
 #   make bench-worker - journal-worker: jobs per second, wake-up latency, memory
 #   make bench-sse - event streams: 2,000 streams' memory, commit-to-client latency
 #   make bench-photo - journal-worker: a 12-megapixel JPEG through the server-side enhancement
@@ -20,7 +22,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build build-asan run check unit api bench bench-worker bench-sse bench-photo bench-search bench-writes bench-mixed fuzz \
+.PHONY: all build build-asan run check unit api bench bench-hot bench-lists bench-worker bench-sse bench-photo bench-search bench-writes bench-mixed fuzz \
 	deps clean distclean \
 	install deb check-package
 
@@ -43,6 +45,12 @@ check: deps
 
 bench: build
 	@sh scripts/bench.sh
+
+bench-hot: build
+	@/usr/bin/python3 bench/bench.py
+
+bench-lists: build
+	@/usr/bin/python3 bench/bench_lists.py
 
 bench-worker: build
 	@/usr/bin/python3 bench/bench_worker.py

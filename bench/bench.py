@@ -137,6 +137,23 @@ def read_key(srv):
     return r.json()["key"]
 
 
+def log_problems(srv, label=""):
+    """Prints the unexpected lines of srv's error log; 1 if there were any, else 0."""
+    problems = srv.new_log_problems()
+    if problems:
+        print(f"error log problems{label and ' (' + label + ')'}:\n  " + "\n  ".join(problems))
+    return 1 if problems else 0
+
+
+def stop_all(servers):
+    """Stops and removes every server that was made, whatever state it is in."""
+    for srv in servers:
+        if srv.started:
+            srv.stop()
+    for srv in servers:
+        srv.cleanup()
+
+
 def run(label, body):
     """Starts a server, runs body(srv), reports socket errors and error log problems (then
     fails), and stops the server whatever happens."""

@@ -116,16 +116,12 @@ def main():
             if written < s["acked"]:
                 print(f"  {s['label']}: acknowledged writes are missing")
                 failed = 1
-            problems = s["srv"].new_log_problems()
-            if problems:
-                print("error log problems:\n  " + "\n  ".join(problems))
-                failed = 1
+            failed |= bench.log_problems(s["srv"], s["label"])
         return failed
     finally:
         for s in servers:
             s["script"].unlink()
-            s["srv"].stop()
-            s["srv"].cleanup()
+        bench.stop_all([s["srv"] for s in servers])
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #   pg-cluster.sh start DIR PORT   -> initialises (once) and starts; prints nothing on success
 #   pg-cluster.sh stop DIR
 #   pg-cluster.sh createdb DIR PORT NAME
+# fsync is off (-F: tests need no durability) unless PG_FSYNC=on (benchmarks: as in production).
 set -eu
 cmd=$1 dir=$2
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -23,8 +24,10 @@ start)
         as_pg "$bindir/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 >"$dir.initdb.log" 2>&1 ||
             { cat "$dir.initdb.log" >&2; exit 1; }
     fi
+    nofsync=-F
+    [ "${PG_FSYNC:-off}" = on ] && nofsync=
     as_pg "$bindir/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -F -c max_connections=200" start >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $nofsync -c max_connections=200" start >/dev/null
     ;;
 stop)
     [ -f "$dir/postmaster.pid" ] || exit 0
