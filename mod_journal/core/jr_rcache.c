@@ -9,7 +9,6 @@
 #include <apr_strings.h>
 
 #include "jr_cursor.h"
-#include "jr_json.h"
 #include "jr_log.h"
 #include "jr_rcache.h"
 
@@ -143,8 +142,9 @@ int jr_rcache_get(jr_rcache_t *c, const char *key, size_t klen, apr_uint64_t gen
         out->headers_len = e->headers_len;
         ++s->hits;
     } else {
-        /* A page of another generation is never served again: generations only grow. */
-        gone = e ? detach(s, pp) : NULL;
+        /* A page of an older generation is never served again. A newer one (kept by a reader
+         * that saw a later write than this one) stays for the readers of its generation. */
+        gone = e && e->gen < gen ? detach(s, pp) : NULL;
         ++s->misses;
     }
     pthread_mutex_unlock(&s->mu);
@@ -286,7 +286,7 @@ static int generation(jr_ctx_t *ctx, apr_uint64_t *gen)
     return rv == APR_SUCCESS;
 }
 
-static void page_headers(jr_ctx_t *ctx, const jr_rcache_page_t *pg, jr_result_t *res)
+static void page_headers(const jr_rcache_page_t *pg, jr_result_t *res)
 {
     const char *h = pg->headers, *end = pg->headers + pg->headers_len;
     while (h < end) {
@@ -315,7 +315,7 @@ int jr_rcache_serve(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res,
     res->status = pg.status;
     res->body = pg.body;
     res->body_len = pg.body_len;
-    page_headers(ctx, &pg, res);
+    page_headers(&pg, res);
     JR_LOG(JR12001, 0, "response cache: %s answered from generation %" APR_UINT64_T_FMT,
            ctx->raw_path, rq->gen);
     return 1;

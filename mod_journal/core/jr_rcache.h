@@ -66,8 +66,7 @@ typedef struct {
 int jr_rcache_serve(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res,
                     jr_rcache_req_t *rq);
 
-/* After the operation: stores a 200 answer that was rendered whole (not streamed). A jansson
- * document is serialised into res->body here, so the host sends the text that was kept. */
+/* After the operation: stores a 200 answer that was rendered whole (not streamed). */
 void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res);
 
 /* The cache of this process (made on first use with its size), NULL while none was made. */

@@ -57,6 +57,7 @@ START_TEST(an_older_page_does_not_replace_a_newer_one)
     jr_rcache_t *c = jr_rcache_create(1 << 20);
     put(c, "k", 9, "new");
     put(c, "k", 8, "old"); /* a reader that read the generation before the last write */
+    ck_assert_ptr_null(get(c, "k", 8)); /* nor does an older reader's lookup remove it */
     ck_assert_str_eq(get(c, "k", 9), "new");
     put(c, "k", 10, "newer");
     ck_assert_str_eq(get(c, "k", 10), "newer");
