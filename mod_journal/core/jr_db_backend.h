@@ -22,6 +22,8 @@ struct jr_stmt_cache {
     int checked;            /* every statement of the catalogue prepared once on the connection
                              * (prepare_catalogue): a backend with unprepare prepares each
                              * again when it is first run */
+    struct jr_wqueue *queue; /* SQLite: the write queue of the connection's file, found on
+                              * first use (the table of queues is shared by the threads) */
     void *stmts[JR_Q__COUNT]; /* by statement id; NULL when not prepared */
 };
 

@@ -412,19 +412,36 @@ static int sq_schema_version(void *native, apr_pool_t *p, int *version, const ch
 
 /* ---- the write queue ----------------------------------------------------------------------- */
 
-/* The wait for the queue is bounded like SQLite's own: a writer that cannot get in within the
- * busy timeout answers as a busy BEGIN did. A database without a file (":memory:", a
- * temporary one) has no other writer and no queue. */
-static apr_status_t sq_write_enter(jr_db_t *db)
+/* The write queue of db's file, APR_ENOTIMPL for a database without a file (":memory:", a
+ * temporary one: no other writer, no queue). Looked up once per connection. */
+static apr_status_t queue_of(jr_db_t *db, jr_wqueue_t **q)
 {
-    const char *file = sqlite3_db_filename(db->native, "main");
-    jr_wqueue_t *q = NULL;
+    const char *file;
     apr_status_t rv;
-    if (db->wq || !file || !*file) {
+    if (db->cache && db->cache->queue) {
+        *q = db->cache->queue;
         return APR_SUCCESS;
     }
-    if ((rv = jr_wqueue_of(file, &q)) == APR_SUCCESS &&
-        (rv = jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS))) == APR_SUCCESS) {
+    file = sqlite3_db_filename(db->native, "main");
+    if (!file || !*file) {
+        return APR_ENOTIMPL;
+    }
+    if ((rv = jr_wqueue_of(file, q)) == APR_SUCCESS && db->cache) {
+        db->cache->queue = *q;
+    }
+    return rv;
+}
+
+/* The wait for the queue is bounded like SQLite's own: a writer that cannot get in within the
+ * busy timeout answers as a busy BEGIN did. */
+static apr_status_t sq_write_enter(jr_db_t *db)
+{
+    jr_wqueue_t *q = NULL;
+    apr_status_t rv;
+    if (db->wq || (rv = queue_of(db, &q)) == APR_ENOTIMPL) {
+        return APR_SUCCESS;
+    }
+    if (rv == APR_SUCCESS && (rv = jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS))) == APR_SUCCESS) {
         db->wq = q;
         return APR_SUCCESS;
     }
@@ -449,14 +466,10 @@ static void sq_write_leave(jr_db_t *db)
 /* The counter next to the write queue: every writer of the file raises it (jr_wqueue.h). */
 static apr_status_t sq_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
 {
-    const char *file = sqlite3_db_filename(db->native, "main");
     jr_wqueue_t *q = NULL;
     apr_status_t rv;
     (void)p;
-    if (!file || !*file) {
-        return APR_ENOTIMPL;
-    }
-    if ((rv = jr_wqueue_of(file, &q)) == APR_SUCCESS) {
+    if ((rv = queue_of(db, &q)) == APR_SUCCESS) {
         rv = jr_wqueue_generation(q, gen);
     }
     return rv;
