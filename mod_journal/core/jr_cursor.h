@@ -92,9 +92,6 @@ int jr_reply_rows(jr_ctx_t *ctx, jr_result_t *res, jr_page_t *pg, const char *co
  * passed by the cursor (see docs/integrators.md, "Sync"). */
 #define JR_SYNC_SETTLE_SECONDS 5
 
-/* Writes row i of a sync result as the list's item. */
-typedef jr_row_write_fn jr_sync_write_fn;
-
 typedef struct {
     const char *list;   /* "entries": the path under /api/v1 */
     const char *entity; /* its tombstones in deleted_records: "entry" */
@@ -102,7 +99,7 @@ typedef struct {
      * settle time, include_deleted (0/1), row count; columns sync_at, id, sync_deleted_at
      * and the list's own (JR_SYNC_TAIL builds its end). */
     jr_stmt_id_t stmt;
-    jr_sync_write_fn *write;
+    jr_row_write_fn *write; /* the list's item, as in its pages */
 } jr_sync_def_t;
 
 /* 1 when the request asks for a sync (updated_since, or a sync cursor). */
