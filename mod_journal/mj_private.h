@@ -45,6 +45,8 @@ jr_config_t *mj_conf(const server_rec *s);
 
 /* mj_watchdog.c: periodic housekeeping */
 int mj_watchdog_post_config(apr_pool_t *pconf, server_rec *s);
+void mj_watchdog_child_init(apr_pool_t *pchild);
+void mj_watchdog_register_hooks(void);
 
 /* mj_shm.c: the shared counters (rate limits, failure counts) */
 int mj_shm_post_config(apr_pool_t *pconf, server_rec *s);

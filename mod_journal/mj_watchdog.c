@@ -1,11 +1,13 @@
 /* Periodic housekeeping through mod_watchdog: one child at a time (a singleton watchdog)
  * removes temp files a crashed child left behind, purges what has outlived
  * trash_retention_days and trims the event outbox. */
+#include <pthread.h>
 #include <string.h>
 
 #include <apr_optional.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
+#include <mpm_common.h>
 
 #include "jr_idem.h"
 #include "jr_backup.h"
@@ -25,6 +27,62 @@
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
+
+/* In a child, mod_watchdog's thread and its stop belong to a pool of the configuration, which
+ * a child never destroys: the thread runs on while the child destroys pchild (mod_dbd's
+ * connections with it) and exits. So a callback does not start once the child is stopping,
+ * and pchild's destruction waits for one that runs. Static, not in a pool: the thread may look
+ * after pchild is gone. */
+static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t run_done = PTHREAD_COND_INITIALIZER;
+static int running, stopping;
+
+static int run_begin(void)
+{
+    int ok;
+    pthread_mutex_lock(&run_mu);
+    ok = !stopping;
+    running = ok;
+    pthread_mutex_unlock(&run_mu);
+    return ok;
+}
+
+static void run_end(void)
+{
+    pthread_mutex_lock(&run_mu);
+    running = 0;
+    pthread_cond_broadcast(&run_done);
+    pthread_mutex_unlock(&run_mu);
+}
+
+static apr_status_t stop_runs(void *data)
+{
+    pthread_mutex_lock(&run_mu);
+    stopping = 1;
+    while (running) {
+        pthread_cond_wait(&run_done, &run_mu);
+    }
+    pthread_mutex_unlock(&run_mu);
+    return APR_SUCCESS;
+}
+
+static void child_stopping(apr_pool_t *pchild, int graceful)
+{
+    pthread_mutex_lock(&run_mu);
+    stopping = 1;
+    pthread_mutex_unlock(&run_mu);
+}
+
+void mj_watchdog_child_init(apr_pool_t *pchild)
+{
+    /* A pre-cleanup: before pchild's subpools, mod_dbd's connections among them, go. */
+    apr_pool_pre_cleanup_register(pchild, NULL, stop_runs);
+}
+
+void mj_watchdog_register_hooks(void)
+{
+    ap_hook_child_stopping(child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
+}
 
 /* A child that dies while it receives an upload never runs the cleanup that removes its
  * temp file under JournalDataDir/tmp. */
@@ -90,9 +148,10 @@ static void scheduled_backup(jr_ctx_t *ctx)
 static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
 {
     server_rec *s = data;
-    if (state == AP_WATCHDOG_STATE_RUNNING) {
+    if (state == AP_WATCHDOG_STATE_RUNNING && run_begin()) {
         sweep_tmp(s, pool, mj_conf(s)->data_dir);
         with_db(s, pool, purge_and_trim);
+        run_end();
     }
     return APR_SUCCESS;
 }
@@ -101,8 +160,11 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
 static apr_status_t backup_tick(int state, void *data, apr_pool_t *pool)
 {
     server_rec *s = data;
-    if (state == AP_WATCHDOG_STATE_RUNNING && mj_conf(s)->backup_schedule) {
-        with_db(s, pool, scheduled_backup);
+    if (state == AP_WATCHDOG_STATE_RUNNING && run_begin()) {
+        if (mj_conf(s)->backup_schedule) {
+            with_db(s, pool, scheduled_backup);
+        }
+        run_end();
     }
     return APR_SUCCESS;
 }

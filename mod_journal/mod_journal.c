@@ -79,6 +79,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     json_object_seed(0);
     mj_shm_child_init(p, s);
     mj_sse_child_init(p, s);
+    mj_watchdog_child_init(p);
 }
 
 /* 1 when the merged per-directory configuration hands the request to our handler
@@ -130,6 +131,7 @@ static void mj_register_hooks(apr_pool_t *p)
     ap_hook_handler(mj_handler, NULL, NULL, APR_HOOK_MIDDLE);
     mj_db_register();
     mj_sse_register_hooks();
+    mj_watchdog_register_hooks();
 }
 
 /* The only exported symbol (the build hides everything else). */
