@@ -12,7 +12,7 @@ libjansson-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev libicu-d
 check libsubunit-dev sqlite3 postgresql file \
 python3 python3-pytest python3-pytest-xdist python3-requests python3-yaml python3-jsonschema \
 wrk curl \
-libhiredis-dev redis-server chromium tesseract-ocr libvips-dev python3-pil"
+libhiredis-dev redis-server chromium tesseract-ocr libvips-dev python3-pil gdb"
 # Node.js and npm run the OpenAPI validator (scripts/openapi-validate.sh); a Node.js from another
 # source that brings its own npm is kept.
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import requests
 
+import diagnostics
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("JOURNAL_BUILD_DIR") or REPO / "build").resolve()
 MODULE = BUILD_DIR / "mod_journal.so"
@@ -52,6 +54,10 @@ IS_ROOT = os.geteuid() == 0
 # busy machine needed more than 20 s before it answered.
 START_TIMEOUT = 60.0 if SANITIZE else 20.0
 STOP_TIMEOUT = 20.0
+# httpd's stop SIGTERMs a child that has not exited after about 2 s and SIGKILLs it (AH00046)
+# after 8: at this point the stacks of a child still there are taken, to tell a hang from a
+# slow exit when AH00046 follows.
+STUCK_AFTER = 5.0
 HTTP_TIMEOUT = 30.0
 
 # Lines of the error log that indicate a problem (httpd's own, and journal-worker's, which
@@ -154,10 +160,15 @@ def apache_env():
     return env
 
 
-def _run_recording_pid(argv, env, timeout):
+def _allow_core_dumps():
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def _run_recording_pid(argv, env, timeout, preexec_fn=None):
     """subprocess.run(capture_output=True, text=True) that also tells the child's pid."""
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=env) as p:
+                          env=env, preexec_fn=preexec_fn) as p:
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -237,6 +248,7 @@ class Server:
         self._admin_token = None
         self._log_offset = 0
         self.control_problems = []  # sanitizer lines of apache2 -k start/stop and -t runs
+        self.stuck_stacks = []  # stacks of httpd children that had not exited STUCK_AFTER s into a stop
         self.roles = {}  # pid -> "apache2 -k start" / "httpd parent", for LSAN_NOT_RUN
         self.http = None
         self._prepare()
@@ -254,9 +266,15 @@ class Server:
         self.log_dir = self.root / "logs"
         self.data_dir = self.root / "data"
         self.doc_root = self.root / "htdocs"
-        for d in (self.conf_d, self.run_dir, self.log_dir, self.data_dir, self.doc_root):
+        self.core_dir = self.root / "cores"
+        for d in (self.conf_d, self.run_dir, self.log_dir, self.data_dir, self.doc_root,
+                  self.core_dir):
             d.mkdir()
             os.chmod(d, 0o755)
+        # A child that crashes leaves its core here (the sanitizers turn core files off):
+        # new_log_problems() puts its backtrace into the failure text.
+        os.chmod(self.core_dir, 0o1777)
+        (self.conf_d / "00-diagnostics.conf").write_text(f'CoreDumpDirectory "{self.core_dir}"\n')
         if IS_ROOT:
             self.user = self.group = "www-data"
             self._chown_tree(self.data_dir)
@@ -369,7 +387,8 @@ class Server:
             self._chown_tree(self.data_dir)
         for attempt in range(5):
             proc = _run_recording_pid([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
-                                       "-k", "start"], env=apache_env(), timeout=60)
+                                       "-k", "start"], env=apache_env(), timeout=60,
+                                      preexec_fn=None if SANITIZE else _allow_core_dumps)
             self.roles[proc.pid] = "apache2 -k start, which forks the daemon and exits"
             # The port was free when chosen, but another process may have taken it since.
             if "could not bind" in proc.stderr or "Address already in use" in proc.stderr:
@@ -443,18 +462,45 @@ class Server:
                                f"{proc.stdout}{proc.stderr}")
         if proc.returncode != 0 and _pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT
+        began = time.monotonic()
+        deadline = began + STOP_TIMEOUT
+        looked = False
         while _pid_alive(pid):
+            if not looked and time.monotonic() > began + STUCK_AFTER:
+                looked = True
+                self._look_at_stuck_children(pid)
             if time.monotonic() > deadline:
                 try:
                     os.killpg(pid, signal.SIGKILL)  # httpd runs in its own session
                 except OSError:
                     os.kill(pid, signal.SIGKILL)
                 self.started = False
-                raise RuntimeError(f"httpd pid {pid} did not stop within {STOP_TIMEOUT}s")
+                raise RuntimeError("\n".join([f"httpd pid {pid} did not stop within "
+                                               f"{STOP_TIMEOUT}s"] + self.stuck_stacks))
             time.sleep(0.05)
         self.started = False
         self.pid = None
+
+    def _look_at_stuck_children(self, parent):
+        for kid in diagnostics.children_of(parent):
+            command = diagnostics.command_of(kid)
+            if command.startswith(APACHE):
+                self.stuck_stacks.append(f"httpd child {kid} had not exited {STUCK_AFTER:.0f} s "
+                                         "into the stop; its threads:")
+                self.stuck_stacks += ["    " + l for l in diagnostics.live_stacks(kid)]
+
+    def _crash_details(self, problems):
+        """Backtraces of the cores of crashed children, and the stacks of children that did
+        not end at a stop, when the problems show either."""
+        details = []
+        if any("exit signal" in l or "dumped core" in l for l in problems):
+            for core in diagnostics.core_files(self.core_dir):
+                details.append(f"backtrace of {core}:")
+                details += ["    " + l for l in diagnostics.core_stacks(APACHE, core)]
+        if any("AH00046" in l for l in problems):
+            details += self.stuck_stacks
+        self.stuck_stacks = []
+        return details
 
     def finish(self):
         """Stops the server; returns the unexpected problem lines of its error log and removes
@@ -511,6 +557,7 @@ class Server:
         problems += [f"(apache2 control process) {l}"
                      for l in self._set_aside_lsan_not_run(self.control_problems)]
         self.control_problems = []
+        problems += self._crash_details(problems)
         self.had_problems = self.had_problems or bool(problems)
         return problems
 
