@@ -273,3 +273,41 @@ def test_pg_writers_of_a_branch_do_not_wait_for_each_other(fresh_server, held):
     # The held transaction was rolled back: nothing of it is counted.
     assert_counts_right(srv, j.branches)
     assert sql_scalar(srv, "SELECT COUNT(*) FROM entries WHERE student_name = 'Held'") == "0"
+
+
+# ---- one version of the row per create ------------------------------------------------------
+UPDATE_LOG = {
+    "sqlite": "CREATE TABLE entry_updates (id INTEGER);"
+              " CREATE TRIGGER entry_updates AFTER UPDATE ON entries"
+              " BEGIN INSERT INTO entry_updates VALUES (NEW.id); END;",
+    "pgsql": "CREATE TABLE entry_updates (id BIGINT);"
+             " CREATE FUNCTION entry_updates() RETURNS trigger LANGUAGE plpgsql AS $$"
+             " BEGIN INSERT INTO entry_updates VALUES (NEW.id); RETURN NULL; END $$;"
+             " CREATE TRIGGER entry_updates AFTER UPDATE ON entries"
+             " FOR EACH ROW EXECUTE FUNCTION entry_updates();",
+}
+
+
+@pytest.mark.parametrize("checks", ["true", "false"])
+def test_a_created_entry_is_written_once(fresh_server, checks):
+    """The entry's AI status is in the INSERT: no UPDATE of the new row in the create's
+    transaction (each is another version of the row, its index entries and WAL)."""
+    srv = fresh_server()
+    r = srv.api("PUT", "/api/settings", token=srv.admin_token, json={"entry_ai_enabled": checks})
+    assert_json(r, 200)
+    harness.sql_script(srv, UPDATE_LOG[srv.db_kind])
+    j = Journal(srv)
+    http = requests.Session()
+    assert j.create(http, j.branches[0]) == 201
+    entry = j.ids[0]
+    assert sql_int(srv, "SELECT COUNT(*) FROM entry_updates") == 0
+    got = assert_json(srv.api("GET", f"/api/v1/entries/{entry}",
+                              headers={"X-Api-Key": j.key}), 200)
+    jobs = sql_int(srv, f"SELECT COUNT(*) FROM ai_jobs WHERE entity_id = {entry}"
+                        " AND entity_type = 'entry' AND status = 'pending'")
+    events = sql_int(srv, f"SELECT COUNT(*) FROM events WHERE entity_id = {entry}"
+                          " AND type = 'ai_status'")
+    if checks == "true":
+        assert (got["ai_status"], jobs, events) == ("pending", 1, 1), got
+    else:
+        assert (got["ai_status"], jobs, events) == (None, 0, 0), got
