@@ -267,7 +267,6 @@ def test_pg_writers_of_a_branch_do_not_wait_for_each_other(fresh_server, held):
             t.join(timeout=90)
         assert out == [201] * 4, out
         assert time.monotonic() - started < 20
-        assert sql_int(srv, f"SELECT COUNT(*) FROM entry_counts WHERE branch_id = {b['id']}") > 1
     finally:
         end_held(srv, proc)
     # The held transaction was rolled back: nothing of it is counted.
