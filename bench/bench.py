@@ -131,8 +131,13 @@ def deep_page(srv, group, branch, headers):
 
 def read_key(srv):
     """An API key that reads and is never rate limited here."""
+    return api_key(srv, ["read"])
+
+
+def api_key(srv, scopes):
+    """An API key with these scopes that is never rate limited here."""
     r = srv.api("POST", "/api/api-keys", token=srv.admin_token,
-                json={"name": "bench", "scopes": ["read"], "rate_limit_per_min": 10000000})
+                json={"name": "bench", "scopes": scopes, "rate_limit_per_min": 10000000})
     assert r.status_code == 201, r.text
     return r.json()["key"]
 

@@ -85,7 +85,7 @@ def seed(srv, group_id, branch_id, n):
                   + f"COPY entries ({cols}) FROM STDIN;\n{data}\\.\n"
                   + "ALTER TABLE entries ENABLE TRIGGER entries_counts;\n"
                   + f"INSERT INTO entry_counts (branch_id, live) VALUES ({branch_id}, {n}) ON "
-                  f"CONFLICT (branch_id) DO UPDATE SET live = entry_counts.live + {n};\n"
+                  f"CONFLICT (branch_id, slot) DO UPDATE SET live = entry_counts.live + {n};\n"
                   + "".join(f"{definition};\n" for _, definition in indexes) + "COMMIT;\n")
         cmd = [os.path.join(harness.pg_bindir(), "psql"), "-h", "127.0.0.1", "-p",
                harness.PG_PORT, "-U", "postgres", "-d", srv.pg_dbname, "-X", "-q", "-v",

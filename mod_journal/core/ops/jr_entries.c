@@ -257,15 +257,23 @@ int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
+/* The open job of an entry whose status is already pending, and its ai_status event. */
+static apr_status_t queue_job(jr_ctx_t *ctx, long long id, long long branch)
+{
+    if (jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    return jr_event_entry(ctx, "ai_status", id);
+}
+
 /* The AI check of an entry: status pending (an ai_status event) and an open job. */
 static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
 {
     if (jr_db_exec(ctx->db, ctx->pool, JR_Q_ENTRY_SET_AI_STATUS, NULL,
-                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS ||
-        jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
+                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    return jr_event_entry(ctx, "ai_status", id);
+    return queue_job(ctx, id, branch);
 }
 
 /* The validated values of a create or update: every check against the database. */
@@ -312,6 +320,7 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     entry_input_t e;
     jr_rows_t *rows;
     long long id;
+    int checks;
 
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
@@ -321,15 +330,18 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (check_entry(ctx, res, &e, 0) != 0) {
         return res->status;
     }
+    /* A checked entry is written pending at once: no second version of the row (an UPDATE
+     * and its WAL) in the transaction, and the settings are read before it begins. */
+    checks = checks_on(ctx);
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_INSERT, &rows,
                      JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
-                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), NULL,
-                             now, now, jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
-            APR_SUCCESS ||
+                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
+                             checks ? "pending" : NULL, now, now, jr_opt_i64(p, ctx->who.user_id),
+                             jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_event_entry(ctx, "entry.created", (id = jr_rows_int(rows, 0, "id", 0))) !=
             APR_SUCCESS ||
-        (checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        (checks && queue_job(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
