@@ -12,6 +12,7 @@ import re
 import sqlite3
 import statistics
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -104,7 +105,12 @@ def seed_entries(srv, group_id, branch_id, n):
            " updated_at) VALUES ")
     if harness.DB_KIND == "pgsql":
         values = ",".join("('%s',%d,%d,'%s','%s','%s')" % r for r in rows)
-        harness.psql(sql + values, dbname=srv.pg_dbname)
+        # From a file: thousands of rows are more than one argument may hold.
+        with tempfile.NamedTemporaryFile("w", suffix=".sql") as f:
+            f.write(sql + values + ";\n")
+            f.flush()
+            harness.pg_run("psql", "-d", srv.pg_dbname, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                           "-f", f.name)
     else:
         db = sqlite3.connect(srv.db_path, timeout=30)
         db.executemany(sql + "(?,?,?,?,?,?)", rows)
