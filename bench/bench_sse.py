@@ -17,7 +17,7 @@
 
 Run without Redis, then with a redis-server (JournalRedis) started for it. SQLite. The load
 average (1 min) is printed before and after each run: the machine may be shared.
-BENCH_CLIENT names the client binary (default build/bench/sse_client, made by make bench-sse);
+BENCH_MODES=without or =with runs one of the two; BENCH_CLIENT names the client binary (default build/bench/sse_client, made by make bench-sse);
 BENCH_JSON, when set, is a file that receives the figures.
 """
 
@@ -41,6 +41,7 @@ import harness  # noqa: E402
 STREAMS = int(os.environ.get("BENCH_STREAMS", "2000"))
 EVENTS = int(os.environ.get("BENCH_EVENTS", "30"))
 RATE = float(os.environ.get("BENCH_RATE", "2"))
+MODES = os.environ.get("BENCH_MODES", "without,with").split(",")  # without / with Redis
 CLIENT = os.environ.get("BENCH_CLIENT", str(TOP / "build" / "bench" / "sse_client"))
 SIZING = ("ServerLimit 2\nThreadLimit 1200\nThreadsPerChild 1200\nMaxRequestWorkers 2400\n"
           "ThreadStackSize 262144\nListenBacklog 4096\nMaxSpareThreads 2400\n"
@@ -78,6 +79,18 @@ def rss_mb(root):
         except OSError:
             pass
     return total / 1024
+
+
+def cpu_ms(pids):
+    """User + system CPU of the processes, in ms (what has ended is not counted)."""
+    total = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values, q):
@@ -128,12 +141,17 @@ def measure(srv, group):
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         ready = json.loads(client.stdout.readline())
+        pids = tree_pids(srv.pid)
+        cpu0 = cpu_ms(pids)
         time.sleep(2)
+        cpu_idle = (cpu_ms(pids) - cpu0) / 2
         rss_open = rss_mb(srv.pid)
         prober = Prober(srv)
         prober.start()
+        cpu0, client0 = cpu_ms(pids), cpu_ms([client.pid])
         sent = commit(srv, group)
         time.sleep(3)  # the last event's slowest streams
+        cpu_run, client_run = cpu_ms(pids) - cpu0, cpu_ms([client.pid]) - client0
         prober.stop.set()
         prober.join()
         out, _ = client.communicate(timeout=120)
@@ -147,6 +165,7 @@ def measure(srv, group):
     from_ack = [(t - sent[e["entity_id"]][1]) * 1000 for e in mine for t in e["t"]]
     from_send = [(t - sent[e["entity_id"]][0]) * 1000 for e in mine for t in e["t"]]
     spread = [(e["last"] - e["first"]) * 1000 for e in mine]
+    first = [(e["first"] - sent[e["entity_id"]][1]) * 1000 for e in mine]
     post = [(a - s) * 1000 for s, a in sent.values()]
     api = prober.times
     return {
@@ -160,10 +179,18 @@ def measure(srv, group):
         "send_max": max(from_send),
         "post_p50": statistics.median(post), "post_max": max(post),
         "spread_p50": statistics.median(spread), "spread_max": max(spread),
+        "first_p50": statistics.median(first), "first_max": max(first),
+        "cpu_idle": cpu_idle, "cpu_event": cpu_run / len(sent),
+        "client_cpu_event": client_run / len(sent),
         "api_n": len(api), "api_ok": sum(1 for s, _ in api if s == 200),
         "api_p50": percentile([d for _, d in api], 0.5),
         "api_p99": percentile([d for _, d in api], 0.99),
         "api_max": max(d for _, d in api),
+        "per_event": [{"entry": e["entity_id"], "post_ms": (sent[e["entity_id"]][1]
+                                                            - sent[e["entity_id"]][0]) * 1000,
+                       "first_ms": (e["first"] - sent[e["entity_id"]][1]) * 1000,
+                       "last_ms": (e["last"] - sent[e["entity_id"]][1]) * 1000, "n": e["n"]}
+                      for e in mine],
     }
 
 
@@ -181,7 +208,11 @@ def show(label, r):
           f"max {r['send_max']:.1f} ms; the POST itself p50 {r['post_p50']:.1f} ms, "
           f"max {r['post_max']:.1f} ms\n"
           f"  one event's spread over the streams (last - first): p50 {r['spread_p50']:.1f} ms,"
-          f" max {r['spread_max']:.1f} ms\n"
+          f" max {r['spread_max']:.1f} ms; its first arrival after the acknowledgement: p50 "
+          f"{r['first_p50']:.1f} ms, max {r['first_max']:.1f} ms\n"
+          f"  CPU: httpd {r['cpu_idle']:.0f} ms/s with the streams idle, "
+          f"{r['cpu_event']:.0f} ms per event while writing (with the API probes); "
+          f"the client {r['client_cpu_event']:.1f} ms per event\n"
           f"  delivered {r['delivered']} of {r['expected']}, duplicates {r['duplicates']}, "
           f"out of order {r['out_of_order']}\n"
           f"  API GET /api/branches during the run: {r['api_ok']} of {r['api_n']} answered 200,"
@@ -213,18 +244,25 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print(f"bench-sse: {STREAMS} streams, {EVENTS} events at {RATE:g}/s, SQLite, "
           f"{os.cpu_count()} CPUs", flush=True)
-    results = {"without Redis": one("without Redis", "")}
+    results = {}
+    if "without" in MODES:
+        results["without Redis"] = one("without Redis", "")
+    if "with" in MODES:
+        results["with Redis"] = with_redis()
+    if os.environ.get("BENCH_JSON"):
+        Path(os.environ["BENCH_JSON"]).write_text(json.dumps(results, indent=1) + "\n")
+
+
+def with_redis():
     tmp = Path(tempfile.mkdtemp(prefix="bench-sse-redis-"))
     port = harness.free_port()
     redis = ["sh", str(TOP / "scripts" / "redis.sh")]
     subprocess.run(redis + ["start", str(tmp), str(port)], check=True)
     try:
-        results["with Redis"] = one("with Redis", f"JournalRedis 127.0.0.1:{port}\n")
+        return one("with Redis", f"JournalRedis 127.0.0.1:{port}\n")
     finally:
         subprocess.run(redis + ["stop", str(tmp)], check=True)
         subprocess.run(["rm", "-rf", str(tmp)])
-    if os.environ.get("BENCH_JSON"):
-        Path(os.environ["BENCH_JSON"]).write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

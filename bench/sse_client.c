@@ -12,7 +12,10 @@
  *              [--open-timeout 120]
  *
  * It prints one JSON line when the streams are open ({"ready": n, "refused": r, ...}), keeps
- * reading until its standard input ends (or SIGTERM/SIGINT), then prints one JSON document:
+ * reading until its standard input ends (or SIGTERM/SIGINT), or, once a line with an event id
+ * M has come on its standard input, until every open stream has received an id >= M (whether
+ * the input ends or not); then it
+ * prints one JSON document:
  * per event id its type, the entity_id of its data when there is one, how many streams got
  * it, the spread of the arrivals (first, p50, p99, last) and every arrival time. A stream
  * answered 503 (its httpd child holds its limit of streams) is opened again after
@@ -74,6 +77,8 @@ static struct {
     size_t nevents, capevents;
     int ep, open, chunked, inflight, refused, other_status, failed_connect, closed_by_server;
     long long heartbeats, duplicates, out_of_order, bytes;
+    long long until_id; /* 0: until standard input ends */
+    int reached;        /* open streams that have received until_id */
     char request[1024];
     size_t request_len;
 } S;
@@ -134,6 +139,9 @@ static void dispatch(conn_t *c, double t)
         } else {
             if (c->id < c->last_id) {
                 ++S.out_of_order;
+            }
+            if (S.until_id && c->last_id < S.until_id && c->id >= S.until_id) {
+                ++S.reached;
             }
             c->last_id = c->id;
             e = event_of(c->id);
@@ -351,6 +359,7 @@ static void on_readable(conn_t *c)
             if (c->state == BODY) {
                 ++S.closed_by_server;
                 --S.open;
+                S.reached -= S.until_id && c->last_id >= S.until_id;
             } else {
                 ++S.other_status;
             }
@@ -367,6 +376,7 @@ static void on_readable(conn_t *c)
         } else if (!body_bytes(c, buf, (size_t)n, t)) {
             ++S.closed_by_server;
             --S.open;
+            S.reached -= S.until_id && c->last_id >= S.until_id;
             conn_close(c, DONE);
             return;
         }
@@ -532,12 +542,25 @@ static void setup(void)
     }
 }
 
-/* The driver ends the run by closing our standard input. */
-static int stdin_ended(void)
+/* The driver ends the run by closing our standard input, or names the last event id to
+ * wait for. 1 when the input has ended. */
+static int read_stdin(void)
 {
-    char b[256];
-    ssize_t n = read(0, b, sizeof(b));
-    return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+    char b[64];
+    ssize_t n = read(0, b, sizeof(b) - 1);
+    int i;
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        return 1;
+    }
+    if (n > 0) {
+        b[n] = '\0';
+        if ((S.until_id = strtoll(b, NULL, 10)) > 0) {
+            for (i = 0, S.reached = 0; i < opt.streams; ++i) {
+                S.reached += S.conns[i].state == BODY && S.conns[i].last_id >= S.until_id;
+            }
+        }
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -549,7 +572,7 @@ int main(int argc, char **argv)
     parse_args(argc, argv);
     setup();
     started = now_s();
-    while (!ended && !stop_requested) {
+    while (!ended && !stop_requested && !(S.until_id > 0 && S.reached >= S.open)) {
         t = now_s();
         if (!ready_said) {
             start_more(t);
@@ -568,7 +591,11 @@ int main(int argc, char **argv)
             unsigned idx = evs[i].data.u32;
             conn_t *c;
             if (idx == (unsigned)opt.streams) {
-                ended = stdin_ended();
+                /* After an id to wait for, the end of the input no longer ends the run. */
+                if (read_stdin()) {
+                    epoll_ctl(S.ep, EPOLL_CTL_DEL, 0, NULL);
+                    ended = !S.until_id;
+                }
                 continue;
             }
             c = &S.conns[idx];
