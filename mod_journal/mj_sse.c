@@ -488,8 +488,9 @@ static void run(sse_t *x)
         if (lagged) {
             ok = replay(x);
         }
-        /* The events of one wake-up (all those of one commit) leave in one flush: a flush
-         * per event cost each of 2,000 streams a write and a TCP segment per event. */
+        /* The events of one wake-up (a commit's come in one, up to BATCH of them) leave in
+         * one flush: a flush per event cost each of 2,000 streams a write and a TCP segment
+         * per event. */
         for (i = 0, sent = 0; ok && i < got->nelts; ++i) {
             const ring_ev_t *e = &APR_ARRAY_IDX(got, i, ring_ev_t);
             if (e->ev.id > x->floor) {
