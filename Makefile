@@ -56,7 +56,9 @@ bench-worker: build
 	@/usr/bin/python3 bench/bench_worker.py
 
 bench-sse: build
-	@/usr/bin/python3 bench/bench_sse.py
+	@mkdir -p $(BUILD_DIR)/bench
+	@$(CC) -std=c11 -O2 -Wall -Wextra -Wconversion -Werror -o $(BUILD_DIR)/bench/sse_client bench/sse_client.c
+	@BENCH_CLIENT=$(BUILD_DIR)/bench/sse_client /usr/bin/python3 bench/bench_sse.py
 
 bench-photo: build
 	@/usr/bin/python3 bench/bench_photo.py
