@@ -219,7 +219,7 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return res->status;
     }
     if (q && *q) {
-        jr_search_term(p, jr_trim(p, q), &sr);
+        jr_search_term(p, ctx->db->dialect, jr_trim(p, q), &sr);
     }
 #define ENTRY_ARGS                                                                                 \
     f[0], f[0], f[1], f[1], f[2], f[2], f[3], f[3], f[4], f[4], f[5], f[5], f[6], f[6], sr.first,  \
