@@ -1,8 +1,10 @@
 /* Search terms as the list statements take them: the LIKE pattern every search checks its rows
  * with, and what the trigram index is asked for when the term is long enough. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <apr_strings.h>
+#include <apr_tables.h>
 
 #include "jr_search.h"
 
@@ -209,4 +211,42 @@ void jr_search_term(apr_pool_t *p, jr_dialect_e dialect, const char *term, jr_se
     s->first = !s->indexed                ? s->like
                : dialect == JR_DB_PGSQL ? pg_pattern(p, term, s->like)
                                         : fts_query(p, term);
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+const char *jr_search_page_ids(apr_pool_t *p, const char *ids, const char *before,
+                               long long offset, long long fetch)
+{
+    apr_array_header_t *below = apr_array_make(p, 64, sizeof(long long));
+    long long cap = before ? apr_atoi64(before) : -1, v, i;
+    const char *s = ids ? ids : "";
+    char *end, *out, *o;
+    while (*s) {
+        if (*s < '0' || *s > '9') {
+            ++s;
+            continue;
+        }
+        v = strtoll(s, &end, 10);
+        s = end;
+        if (cap < 0 || v < cap) {
+            APR_ARRAY_PUSH(below, long long) = v;
+        }
+    }
+    qsort(below->elts, (size_t)below->nelts, sizeof(long long), newest_first);
+    offset = offset < 0 ? 0 : offset;
+    fetch = offset >= below->nelts ? 0 : below->nelts - offset < fetch ? below->nelts - offset : fetch;
+    out = o = apr_palloc(p, (size_t)fetch * 21 + 3);
+    *o++ = '[';
+    for (i = 0; i < fetch; ++i) {
+        o += apr_snprintf(o, 22, i ? ",%" APR_INT64_T_FMT : "%" APR_INT64_T_FMT,
+                          (apr_int64_t)APR_ARRAY_IDX(below, offset + i, long long));
+    }
+    *o++ = ']';
+    *o = '\0';
+    return out;
 }

@@ -22,4 +22,11 @@ typedef struct {
 } jr_search_t;
 void jr_search_term(apr_pool_t *p, jr_dialect_e dialect, const char *term, jr_search_t *s);
 
+/* The page of a search from the ids of all its matches (a JSON array of integers in any order,
+ * as the statements aggregate them; NULL for none): the ids below before (the cursor's last
+ * id, NULL on a first page), newest first, offset skipped, at most fetch of them, as a JSON
+ * array. */
+const char *jr_search_page_ids(apr_pool_t *p, const char *ids, const char *before,
+                               long long offset, long long fetch);
+
 #endif

@@ -121,13 +121,14 @@ START_TEST(search_plans_use_the_index)
         jr_stmt_id_t id;
         const char *fts, *base;
     } cases[] = {
+        {JR_Q_ENTRIES_SEARCH, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH_COUNT, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_MODULES_SEARCH, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
         {JR_Q_MODULES_SEARCH_COUNT, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
     };
     size_t i;
-    const char *plan, *fts;
+    const char *plan;
     dbt_open_ready();
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         plan = query_plan(cases[i].id);
@@ -138,19 +139,29 @@ START_TEST(search_plans_use_the_index)
                           strstr(plan, ":M") != NULL && strstr(plan, cases[i].base) != NULL,
                       "%s: %s", jr_stmt_label(cases[i].id), plan);
     }
-    /* Entries: the matches are collected once (the total and the page's ids come from them),
-     * from the full-text table by its MATCH, each candidate's row by its id. */
-    plan = query_plan(JR_Q_ENTRIES_SEARCH);
-    fts = strstr(plan, "SCAN entries_fts");
-    ck_assert_msg(strstr(plan, "MATERIALIZE hits; SCAN entries_fts VIRTUAL TABLE INDEX 0:M") &&
-                      fts && strstr(fts + 1, "SCAN entries_fts") == NULL &&
-                      strstr(plan, "SEARCH e USING INTEGER PRIMARY KEY") != NULL,
-                  "%s", plan);
     /* The page's rows by their ids, never a walk through the table. */
     plan = query_plan(JR_Q_ENTRIES_BY_IDS);
     ck_assert_msg(strstr(plan, "SEARCH e USING ") != NULL && strstr(plan, "id=?") != NULL &&
                       strstr(plan, "SCAN e") == NULL,
                   "%s", plan);
+}
+END_TEST
+
+START_TEST(search_page_ids_are_the_newest_below_the_cursor)
+{
+    /* In any order, as the statements aggregate them; newest first, offset skipped, fetch
+     * taken, only below the cursor's last id. */
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", NULL, 0, 3), "[9,7,5]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", NULL, 1, 3), "[7,5,3]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 0, 3), "[5,3,1]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 2, 3), "[1]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 3, 3), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "1", 0, 3), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[9223372036854775806,12]", NULL, 0, 51),
+                     "[9223372036854775806,12]");
+    /* No match: SQLite's empty array, PostgreSQL's NULL. */
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[]", NULL, 0, 51), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, NULL, NULL, 0, 51), "[]");
 }
 END_TEST
 
@@ -161,5 +172,6 @@ Suite *suite_search(void)
     tcase_add_test(tc, search_term_chooses_the_index_by_characters);
     tcase_add_test(tc, search_term_asks_the_index_for_word_beginnings);
     tcase_add_test(tc, search_plans_use_the_index);
+    tcase_add_test(tc, search_page_ids_are_the_newest_below_the_cursor);
     return s;
 }

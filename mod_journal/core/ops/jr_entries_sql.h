@@ -41,15 +41,6 @@
 #define ENTRY_PAGE                                                                                 \
     " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
     " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
-/* The total and the page's ids of a search's matches (the CTE hits, in which the index is read
- * once): counting and paging each read it before. The ids' order in the array does not
- * matter (ENTRIES_BY_IDS orders the rows). PostgreSQL orders those on e.id + 0: on e.id it
- * could walk the primary key backwards testing every row against the list. */
-#define ENTRY_HITS_PAGE(AGG)                                                                       \
-    " SELECT (SELECT COUNT(*) FROM hits) AS n, (SELECT " AGG " FROM (SELECT id FROM hits"          \
-    " WHERE id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807) ORDER BY id DESC"               \
-    " LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)) page) AS ids"
-
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
     X(ENTRIES_LIST_PLAIN,                                                                          \
@@ -64,14 +55,16 @@
     X(ENTRIES_COUNT,                                                                               \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),   \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id"))      \
-    /* An indexed search: the number of matches and the ids of the page (a JSON array) from    \
-     * one evaluation of the index, then the page's rows by id (ENTRIES_BY_IDS). */               \
+    /* An indexed search: the number of matches and all their ids (a JSON array) from one      \
+     * evaluation of the index; the page's ids are taken from those (jr_search_page_ids()),    \
+     * its rows read by id (ENTRIES_BY_IDS). */                                                   \
     X(ENTRIES_SEARCH,                                                                              \
-      "WITH hits AS MATERIALIZED (SELECT e.id FROM entries_fts CROSS JOIN entries e"               \
-      " ON e.id = entries_fts.rowid" ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id") ")"        \
-          ENTRY_HITS_PAGE("json_group_array(id)"),                                                 \
-      "WITH hits AS MATERIALIZED (SELECT e.id FROM entries e" ENTRY_SEARCH_PG                      \
-          JR_SCOPE_PG("e.branch_id") ")" ENTRY_HITS_PAGE("json_agg(id)"))                          \
+      "SELECT COUNT(*) AS n, json_group_array(e.id) AS ids FROM entries_fts CROSS JOIN entries e"  \
+      " ON e.id = entries_fts.rowid" ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),            \
+      "SELECT COUNT(*) AS n, json_agg(e.id) AS ids FROM entries e" ENTRY_SEARCH_PG                 \
+          JR_SCOPE_PG("e.branch_id"))                                                              \
+    /* PostgreSQL orders on e.id + 0: on e.id it could walk the primary key backwards testing     \
+     * every row against the list. */                                                             \
     X(ENTRIES_BY_IDS,                                                                              \
       "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_SQLITE                          \
       " AND e.deleted_at IS NULL ORDER BY e.id DESC",                                              \
