@@ -41,6 +41,7 @@
 #define ENTRY_PAGE                                                                                 \
     " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
     " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
+
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
     X(ENTRIES_LIST_PLAIN,                                                                          \
