@@ -235,9 +235,12 @@ START_TEST(schema_behind_serves_nothing)
                      SQLITE_OK);
     ck_assert_int_eq(jr_db_sqlite_preconfigure(dbt_pool, dbt_path), APR_SUCCESS);
     dbd_conn_open(&c, 1); /* attached all the same: the cache says why it holds nothing */
+    /* The schema's version is now the highest one left (numbers may have gaps). */
     ck_assert_msg(strstr(dbt_last_log, apr_psprintf(dbt_pool, "JR01030: database schema version %d is "
                                                       "older than this module's %d",
-                                                latest - 1, latest)),
+                                                (int)dbt_sql_int("SELECT MAX(version) FROM"
+                                                                 " schema_migrations"),
+                                                latest)),
                   "log: %s", dbt_last_log);
     dbt_log_count = 0;
     w = jr_db_use(dbt_pool, c.driver, c.handle, c.pool);
@@ -246,7 +249,8 @@ START_TEST(schema_behind_serves_nothing)
     ck_assert_str_eq(jr_db_refusal(w),
                      "database schema is older than this module: run journal-admin migrate");
     ck_assert_int_eq(jr_db_schema_behind(w, &have, &need), 1);
-    ck_assert_int_eq(have, latest - 1);
+    ck_assert_int_eq(have, dbt_sql_int("SELECT MAX(version) FROM schema_migrations"));
+    ck_assert_int_lt(have, latest);
     ck_assert_int_eq(need, latest);
     ck_assert_ptr_null(w->cache->stmts[JR_Q_BRANCHES_LIST]);
     ck_assert_str_eq(jr_db_refusal(NULL), "database unavailable");

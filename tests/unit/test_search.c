@@ -15,54 +15,87 @@
 START_TEST(search_term_chooses_the_index_by_characters)
 {
     jr_search_t sr;
-    /* Three characters and more: every third trigram and the last, quoted (quotes doubled,
-     * nothing else escaped), all required. */
-    jr_search_term(dbt_pool, "abc", &sr);
+    /* Three characters and more: the index. The pattern is the same for both databases. */
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "abc", &sr);
     ck_assert_int_eq(sr.indexed, 1);
     ck_assert_str_eq(sr.first, "\"abc\"");
     ck_assert_str_eq(sr.like, "%abc%");
-    jr_search_term(dbt_pool, "abcdef", &sr);
-    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\"");
-    jr_search_term(dbt_pool, "Amara Okafor", &sr);
-    ck_assert_str_eq(sr.first, "\"Ama\" AND \"ra \" AND \"Oka\" AND \"for\"");
-    jr_search_term(dbt_pool, "abcdefg", &sr); /* the last window overlaps the one before */
-    ck_assert_str_eq(sr.first, "\"abc\" AND \"def\" AND \"efg\"");
-    jr_search_term(dbt_pool, "a\"b%_\\", &sr);
+    jr_search_term(dbt_pool, JR_DB_PGSQL, "abc", &sr);
     ck_assert_int_eq(sr.indexed, 1);
-    ck_assert_str_eq(sr.first, "\"a\"\"b\" AND \"%_\\\"");
+    ck_assert_str_eq(sr.like, "%abc%");
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "a\"b%_\\", &sr);
+    ck_assert_int_eq(sr.indexed, 1);
     ck_assert_str_eq(sr.like, "%a\"b\\%\\_\\\\%");
-    jr_search_term(dbt_pool, "\"\"\"\"", &sr); /* only quotes: 4 characters, 2 windows */
-    ck_assert_str_eq(sr.first, "\"\"\"\"\"\"\"\" AND \"\"\"\"\"\"\"\"");
-    /* Windows are characters: "äöüß" (8 bytes) is "äöü" and "öüß". */
-    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f", &sr);
-    ck_assert_str_eq(sr.first, "\"\xc3\xa4\xc3\xb6\xc3\xbc\" AND \"\xc3\xb6\xc3\xbc\xc3\x9f\"");
     /* Characters, not bytes: two letters of two bytes each stay a scan; three are indexed. */
-    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "\xc3\xa4\xc3\xb6", &sr);
     ck_assert_int_eq(sr.indexed, 0);
     ck_assert_str_eq(sr.first, sr.like);
     ck_assert_str_eq(sr.like, "%\xc3\xa4\xc3\xb6%");
-    jr_search_term(dbt_pool, "\xc3\xa4\xc3\xb6\xc3\xbc", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "\xc3\xa4\xc3\xb6\xc3\xbc", &sr);
     ck_assert_int_eq(sr.indexed, 1);
-    jr_search_term(dbt_pool, "\xf0\x9f\x98\x80x", &sr); /* a 4-byte character and one more */
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "\xf0\x9f\x98\x80x", &sr); /* a 4-byte character */
     ck_assert_int_eq(sr.indexed, 0);
-    jr_search_term(dbt_pool, "ab", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "ab", &sr);
     ck_assert_int_eq(sr.indexed, 0);
     ck_assert_str_eq(sr.first, "%ab%");
-    jr_search_term(dbt_pool, "", &sr);
+    jr_search_term(dbt_pool, JR_DB_PGSQL, "ab", &sr);
+    ck_assert_int_eq(sr.indexed, 0);
+    ck_assert_str_eq(sr.first, "%ab%");
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "", &sr);
     ck_assert_int_eq(sr.indexed, 0);
     ck_assert_str_eq(sr.like, "%%");
     /* Not UTF-8 (a lone continuation byte, a truncated sequence, an overlong form, a
      * surrogate): the tokenizer and LIKE could disagree on its characters, so it scans. */
-    jr_search_term(dbt_pool, "abc\x80", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "abc\x80", &sr);
     ck_assert_int_eq(sr.indexed, 0);
-    jr_search_term(dbt_pool, "abc\xc3", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "abc\xc3", &sr);
     ck_assert_int_eq(sr.indexed, 0);
-    jr_search_term(dbt_pool, "ab\xc0\xafz", &sr);
+    jr_search_term(dbt_pool, JR_DB_PGSQL, "ab\xc0\xafz", &sr);
     ck_assert_int_eq(sr.indexed, 0);
-    jr_search_term(dbt_pool, "ab\xed\xa0\x80z", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "ab\xed\xa0\x80z", &sr);
     ck_assert_int_eq(sr.indexed, 0);
-    jr_search_term(dbt_pool, "ab\xf5\x80\x80\x80", &sr);
+    jr_search_term(dbt_pool, JR_DB_SQLITE, "ab\xf5\x80\x80\x80", &sr);
     ck_assert_int_eq(sr.indexed, 0);
+}
+END_TEST
+
+/* The trigrams a search asks the index for. */
+static const char *first_of(jr_dialect_e dialect, const char *term)
+{
+    jr_search_t sr;
+    jr_search_term(dbt_pool, dialect, term, &sr);
+    ck_assert_int_eq(sr.indexed, 1);
+    return sr.first;
+}
+
+START_TEST(search_term_asks_the_index_for_word_beginnings)
+{
+    /* SQLite: the first trigram of each of the two longest words, in the term's order (the
+     * earlier of equal lengths), quoted with '"' doubled, joined by AND. */
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "Amara Okafor"), "\"Ama\" AND \"Oka\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "Okafor"), "\"Oka\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "one two three four"), "\"thr\" AND \"fou\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "abcd efgh ijkl"), "\"abc\" AND \"efg\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "ab cde fghij klm"), "\"cde\" AND \"fgh\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "a\"b%_\\"), "\"a\"\"b\"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "\"\"\"\""), "\"\"\"\"\"\"\"\"");
+    /* Windows are characters: "äöüß" (8 bytes) begins with "äöü". */
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f"),
+                     "\"\xc3\xa4\xc3\xb6\xc3\xbc\"");
+    /* No word of three characters: the term's first three. */
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "aa bb cc"), "\"aa \"");
+    ck_assert_str_eq(first_of(JR_DB_SQLITE, "t 1"), "\"t 1\"");
+    /* PostgreSQL: the same windows as a LIKE pattern, each of three ASCII letters or digits
+     * followed by an ASCII character or the end; without one, the term's own pattern. */
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Amara Okafor"), "%Ama%Oka%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Okafor"), "%Oka%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Chlo\xc3\xa9 Dupont"), "%Chl%Dup%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Anna M\xc3\xbcller"), "%Ann%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Abc\xc3\xa9"), "%Abc\xc3\xa9%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "Zo\xc3\xab O'Brien"), "%Zo\xc3\xab O'Brien%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "50%"), "%50\\%%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "a_b cd"), "%a\\_b cd%");
+    ck_assert_str_eq(first_of(JR_DB_PGSQL, "abc1 x"), "%abc%");
 }
 END_TEST
 
@@ -89,7 +122,6 @@ START_TEST(search_plans_use_the_index)
         const char *fts, *base;
     } cases[] = {
         {JR_Q_ENTRIES_SEARCH, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
-        {JR_Q_ENTRIES_SEARCH_COUNT, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH_COUNT, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_MODULES_SEARCH, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
@@ -107,9 +139,29 @@ START_TEST(search_plans_use_the_index)
                           strstr(plan, ":M") != NULL && strstr(plan, cases[i].base) != NULL,
                       "%s: %s", jr_stmt_label(cases[i].id), plan);
     }
-    /* The page of entries comes from the index newest first: no sort of every match. */
-    plan = query_plan(JR_Q_ENTRIES_SEARCH);
-    ck_assert_msg(strstr(plan, "TEMP B-TREE") == NULL, "%s", plan);
+    /* The page's rows by their ids, never a walk through the table. */
+    plan = query_plan(JR_Q_ENTRIES_BY_IDS);
+    ck_assert_msg(strstr(plan, "SEARCH e USING ") != NULL && strstr(plan, "id=?") != NULL &&
+                      strstr(plan, "SCAN e") == NULL,
+                  "%s", plan);
+}
+END_TEST
+
+START_TEST(search_page_ids_are_the_newest_below_the_cursor)
+{
+    /* In any order, as the statements aggregate them; newest first, offset skipped, fetch
+     * taken, only below the cursor's last id. */
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", NULL, 0, 3), "[9,7,5]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", NULL, 1, 3), "[7,5,3]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 0, 3), "[5,3,1]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 2, 3), "[1]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "7", 3, 3), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[5,9,1,7,3]", "1", 0, 3), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[9223372036854775806,12]", NULL, 0, 51),
+                     "[9223372036854775806,12]");
+    /* No match: SQLite's empty array, PostgreSQL's NULL. */
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, "[]", NULL, 0, 51), "[]");
+    ck_assert_str_eq(jr_search_page_ids(dbt_pool, NULL, NULL, 0, 51), "[]");
 }
 END_TEST
 
@@ -118,6 +170,8 @@ Suite *suite_search(void)
     Suite *s = suite_create("search");
     TCase *tc = dbt_tcase(s, "search", dbt_setup, dbt_teardown);
     tcase_add_test(tc, search_term_chooses_the_index_by_characters);
+    tcase_add_test(tc, search_term_asks_the_index_for_word_beginnings);
     tcase_add_test(tc, search_plans_use_the_index);
+    tcase_add_test(tc, search_page_ids_are_the_newest_below_the_cursor);
     return s;
 }

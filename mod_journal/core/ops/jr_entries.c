@@ -202,7 +202,7 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *f[7], *q = apr_table_get(ctx->query, "search");
-    const char *scope = ctx->who.branch_json;
+    const char *scope = ctx->who.branch_json, *ids;
     long long total;
     jr_rows_t *count;
     jr_jw_t w;
@@ -219,32 +219,38 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return res->status;
     }
     if (q && *q) {
-        jr_search_term(p, jr_trim(p, q), &sr);
+        jr_search_term(p, ctx->db->dialect, jr_trim(p, q), &sr);
     }
 #define ENTRY_ARGS                                                                                 \
     f[0], f[0], f[1], f[1], f[2], f[2], f[3], f[3], f[4], f[4], f[5], f[5], f[6], f[6], sr.first,  \
         sr.like, sr.like, scope, scope
 #define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, pg.offset)
-    /* The hot path (no filter) counts from entry_counts. */
+    /* The hot path (no filter) counts from entry_counts; an indexed search reads its total and
+     * the ids of its matches at once (the index is read once), its page by those ids. */
     plain = !f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !f[5] && !f[6] && !sr.like;
-    if ((plain ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count, JR_ARGS(scope, scope))
-               : jr_db_select(ctx->db, p,
-                              sr.indexed ? JR_Q_ENTRIES_SEARCH_COUNT : JR_Q_ENTRIES_COUNT,
-                              &count, JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
+    if ((plain       ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count,
+                                    JR_ARGS(scope, scope))
+         : sr.indexed ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_SEARCH, &count,
+                                     JR_ARGS(ENTRY_ARGS))
+                      : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count,
+                                     JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
     total = jr_rows_int(count, 0, "n", 0);
+    ids = sr.indexed ? jr_search_page_ids(p, jr_rows_get(count, 0, "ids"), jr_page_key(&pg, 0),
+                                          pg.offset, pg.limit + 1)
+                     : NULL;
     jr_jw_init(&w, p, 512 * (size_t)(pg.limit + 1));
     jr_jw_list_begin(ctx, &w, res, total);
     /* Nothing matches: no page to read (a search for nothing costs one index lookup). */
     if (total > 0 &&
         (plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
                                    JR_ARGS(scope, scope, PAGE_ARGS))
-               : jr_db_select_each(ctx->db, p,
-                                   sr.indexed ? JR_Q_ENTRIES_SEARCH : JR_Q_ENTRIES_LIST,
-                                   stream_entry, &es, JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) !=
-            APR_SUCCESS) {
+         : sr.indexed ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_BY_IDS, stream_entry, &es,
+                                          JR_ARGS(ids))
+                      : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
+                                          JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
 #undef ENTRY_ARGS

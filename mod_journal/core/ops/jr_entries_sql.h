@@ -25,24 +25,22 @@
 #define ENTRY_FILTER(LIKE)                                                                         \
     ENTRY_WHERE " AND (CAST(%s AS TEXT) IS NULL OR " ENTRY_LIKE(LIKE) ") AND "
 /* The indexed search (jr_search_term()) takes the same arguments, the first search argument
- * being the full-text phrase. SQLite: the trigram index gives the candidates, newest first,
- * and LIKE keeps exactly today's matches (the index folds more than ASCII). PostgreSQL: the
- * ILIKE itself is served by the trigram indexes; it must not sit behind "$n IS NULL OR", which
- * a generic plan could not use an index for. The position and the order on e.id + 0 keep the
- * planner from walking the primary key backwards and filtering every row (all of them when
- * nothing matches): the matches come from the trigram indexes and are sorted. */
-#define ENTRY_FTS_FROM                                                                             \
-    " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"                           \
-    " LEFT JOIN modules m ON m.id = e.module_id"
+ * being what the index is asked for (a superset of the matches). SQLite: the trigram index
+ * gives the candidates, each joined to its row by id, and LIKE keeps exactly today's matches
+ * (the index folds more than ASCII). PostgreSQL: the first argument is a LIKE pattern of a few
+ * of the term's trigrams, served by the trigram index on both columns together (migration
+ * 0014), and the ILIKE of the term checks each candidate; no index serves that one, so the
+ * planner cannot add every trigram of the term back as a second index scan. Neither may sit
+ * behind "$n IS NULL OR", which a generic plan could not use an index for. */
 #define ENTRY_SEARCH_SQLITE ENTRY_WHERE " AND entries_fts MATCH %s AND " ENTRY_LIKE("LIKE") " AND "
 #define ENTRY_SEARCH_PG                                                                            \
-    ENTRY_WHERE " AND CAST(%s AS TEXT) IS NOT NULL AND " ENTRY_LIKE("ILIKE") " AND "
+    ENTRY_WHERE " AND (e.student_name || ' ' || e.description) ILIKE %s ESCAPE '\\'"               \
+                " AND " ENTRY_LIKE("ILIKE") " AND "
 /* The cursor's position (the last id seen; none on a first page), then the page. A plain range
  * on the id, so the index walk starts at the position instead of filtering from the top. */
-#define ENTRY_PAGE_BY(ID, KEY)                                                                     \
-    " AND " ID " < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                              \
-    " ORDER BY " KEY " DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
-#define ENTRY_PAGE ENTRY_PAGE_BY("e.id", "e.id")
+#define ENTRY_PAGE                                                                                 \
+    " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
+    " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
 
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
@@ -58,15 +56,21 @@
     X(ENTRIES_COUNT,                                                                               \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id"),   \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE") JR_SCOPE_PG("e.branch_id"))      \
+    /* An indexed search: the number of matches and all their ids (a JSON array) from one      \
+     * evaluation of the index; the page's ids are taken from those (jr_search_page_ids()),    \
+     * its rows read by id (ENTRIES_BY_IDS). */                                                   \
     X(ENTRIES_SEARCH,                                                                              \
-      "SELECT " ENTRY_COLS ENTRY_FTS_FROM ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id")        \
-          ENTRY_PAGE_BY("entries_fts.rowid", "entries_fts.rowid"),                                 \
-      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_SEARCH_PG JR_SCOPE_PG("e.branch_id")                   \
-          ENTRY_PAGE_BY("e.id + 0", "e.id + 0"))                                                   \
-    X(ENTRIES_SEARCH_COUNT,                                                                        \
-      "SELECT COUNT(*) AS n FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"     \
-          ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),                                      \
-      "SELECT COUNT(*) AS n FROM entries e" ENTRY_SEARCH_PG JR_SCOPE_PG("e.branch_id"))            \
+      "SELECT COUNT(*) AS n, json_group_array(e.id) AS ids FROM entries_fts CROSS JOIN entries e"  \
+      " ON e.id = entries_fts.rowid" ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),            \
+      "SELECT COUNT(*) AS n, json_agg(e.id) AS ids FROM entries e" ENTRY_SEARCH_PG                 \
+          JR_SCOPE_PG("e.branch_id"))                                                              \
+    /* PostgreSQL orders on e.id + 0: on e.id it could walk the primary key backwards testing     \
+     * every row against the list. */                                                             \
+    X(ENTRIES_BY_IDS,                                                                              \
+      "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_SQLITE                          \
+      " AND e.deleted_at IS NULL ORDER BY e.id DESC",                                              \
+      "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_PG                              \
+      " AND e.deleted_at IS NULL ORDER BY e.id + 0 DESC")                                          \
     X(ENTRIES_SYNC,                                                                                \
       JR_SCOPED("SELECT " ENTRY_COLS                                                               \
                 ", e.updated_at AS sync_at, e.deleted_at AS sync_deleted_at" ENTRY_FROM " WHERE ", \

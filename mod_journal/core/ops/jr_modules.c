@@ -88,7 +88,7 @@ int jr_op_modules_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return res->status;
     }
     if (q && *q) {
-        jr_search_term(p, jr_trim(p, q), &sr);
+        jr_search_term(p, ctx->db->dialect, jr_trim(p, q), &sr);
     }
     k0 = jr_page_key(&pg, 0);
     k1 = jr_page_key(&pg, 1);

@@ -108,7 +108,7 @@ int jr_op_students_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     g = group ? jr_i64(p, group) : NULL;
     b = branch ? jr_i64(p, branch) : NULL;
     if (q && *q) {
-        jr_search_term(p, jr_student_key(p, q), &sr);
+        jr_search_term(p, ctx->db->dialect, jr_student_key(p, q), &sr);
     }
     if (jr_db_select(ctx->db, p, sr.indexed ? JR_Q_STUDENTS_SEARCH : JR_Q_STUDENTS_LIST, &rows,
                      JR_ARGS(g, g, b, b, sr.first, sr.like, scope, scope, k0, k0, k0, k1,
