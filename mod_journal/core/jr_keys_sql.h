@@ -10,7 +10,10 @@
     X(KEY_AUTH,                                                                                    \
       "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"     \
       " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"       \
-      " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"            \
+      " k.last_used_at, k.last_used_ip,"                                                          \
+      " (SELECT value FROM settings WHERE name = %s) AS org_timezone,"                             \
+      " (SELECT value FROM settings WHERE name = %s) AS org_time_format"                           \
+      " FROM (SELECT MAX(reason) AS reason FROM ip_bans"                                           \
       " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"                       \
       " LEFT JOIN api_keys k ON k.key_hash = %s")                                                  \
     X(KEY_TOUCH, "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT)    \
