@@ -6,6 +6,8 @@ has one (so that every request reads the database):
   first     GET /api/v1/entries?limit=50
   offset    GET /api/v1/entries?limit=50&offset=BENCH_DEEP_OFFSET (100,000)
   cursor    the same page by the cursor of the page before it (builds with cursors)
+  me        GET /api/v1/me
+  static    a static file of the first page's size, served by the same httpd
 
 BENCH_BUILDS="label=build_dir,label=build_dir" names the builds (bench_writes.py's syntax;
 default: this tree's build). One server per build, each with its own database seeded by
@@ -27,6 +29,7 @@ from bench import harness  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 CONNS = int(os.environ.get("BENCH_CONNECTIONS", "16"))
 DEEP = int(os.environ.get("BENCH_DEEP_OFFSET", "100000"))
+TARGETS = os.environ.get("BENCH_TARGETS", "first,offset,cursor,me,static").split(",")
 # A build from before the response cache does not know the directive.
 CONF = bench.EXTRA_CONF + "<IfDirective JournalResponseCache>\nJournalResponseCache Off\n" \
     "</IfDirective>\n"
@@ -47,7 +50,10 @@ def start(label, build_dir):
         bench.stop_all([srv])
         raise
     paths = {"first": "/api/v1/entries?limit=50",
-             "offset": f"/api/v1/entries?limit=50&offset={DEEP}"}
+             "offset": f"/api/v1/entries?limit=50&offset={DEEP}",
+             "me": "/api/v1/me", "static": "/static-first-page.json"}
+    size = len(srv.api("GET", paths["first"], headers=headers).content)
+    (srv.doc_root / "static-first-page.json").write_bytes(b"x" * size)
     before = srv.api("GET", f"/api/v1/entries?limit=50&offset={DEEP - 50}", headers=headers)
     cursor = before.json().get("next_cursor")
     if cursor:
@@ -67,13 +73,13 @@ def main():
         print(f"entry list pages: db={harness.DB_KIND}, {bench_search.ENTRIES} entries, "
               f"{ROUNDS} interleaved rounds of {bench.DURATION} at {CONNS} connections")
         for _ in range(ROUNDS):
-            for target in ("first", "offset", "cursor"):
+            for target in TARGETS:
                 for s in servers:
                     if target in s["paths"]:
                         s["runs"][target].append(bench.wrk(s["srv"].base_url + s["paths"][target],
                                                            CONNS, s["headers"]))
         print(f"  {'build':<8} {'target':<7} {'req/s':>8} {'p99 ms':>8}  req/s of the rounds")
-        for target in ("first", "offset", "cursor"):
+        for target in TARGETS:
             for s in servers:
                 runs = s["runs"].get(target)
                 if runs:

@@ -1,6 +1,7 @@
 /* The request path: route, database, authentication, body, operation, one response. */
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <apr_strings.h>
 #include <http_core.h>
@@ -489,17 +490,44 @@ static jr_idem_e begin_idempotent(request_rec *r, jr_ctx_t *ctx, const char *pat
 {
     jr_idem_request_t rq = {apr_table_get(r->headers_in, "Idempotency-Key"), r->method, path,
                             r->args, body, len};
+    /* Most requests have no key, and only a POST takes one: nothing to prepare for them (the
+     * begin formats three timestamps first). */
+    if (!rq.key || r->method_number != M_POST) {
+        *idem = NULL;
+        return JR_IDEM_RUN;
+    }
     return jr_idem_begin(ctx, &rq, idem, res);
 }
 
 /* X-Request-Id on every answer, and the same id in the error log (%L) and the access log
  * (%{X-Request-Id}o): mod_unique_id's id when it is loaded, else 128 random bits. */
+/* 128 random bits for an id, drawn from OpenSSL 64 ids at a time per thread: one draw costs
+ * about as much as the rest of a small answer, and most of it is the call, not the bytes. The
+ * pid tells a forked child from the process that drew the bytes. */
+static int request_id_bits(unsigned char out[16])
+{
+    static _Thread_local unsigned char pool[16 * 64];
+    static _Thread_local size_t left;
+    static _Thread_local pid_t owner;
+    if (!left || owner != getpid()) {
+        if (jr_random_bytes(pool, sizeof(pool)) != 0) {
+            return -1;
+        }
+        left = sizeof(pool);
+        owner = getpid();
+    }
+    left -= 16;
+    memcpy(out, pool + left, 16);
+    memset(pool + left, 0, 16);
+    return 0;
+}
+
 static void set_request_id(request_rec *r)
 {
     const char *id = apr_table_get(r->subprocess_env, "UNIQUE_ID");
     unsigned char raw[16];
     if (!id) {
-        id = jr_random_bytes(raw, sizeof(raw)) == 0 ? jr_hex(r->pool, raw, sizeof(raw)) : NULL;
+        id = request_id_bits(raw) == 0 ? jr_hex(r->pool, raw, sizeof(raw)) : NULL;
     }
     if (!id) {
         return; /* no random source: the answer goes without an id rather than not at all */

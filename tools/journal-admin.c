@@ -14,6 +14,7 @@
 #include "jr_crypt.h"
 #include "jr_ctx.h"
 #include "jr_json.h"
+#include "jr_log.h"
 #include "jr_migrate.h"
 #include "jr_users.h"
 #include "jr_road.h"
@@ -463,6 +464,8 @@ int main(int argc, const char *const *argv)
     atexit(apr_terminate);
     apr_pool_create(&p, NULL);
     jr_crypt_init();
+    /* Debug lines (a statement each, JR12140) are for a server's log, not a command's output. */
+    jr_log_set(NULL, NULL, JR_LOG_INFO);
     if ((rc = parse_command_line(p, argc, argv, &o, &cmd, &arg)) < 0 &&
         (rc = find_database(p, &o)) == 0) {
         rc = cmd->run(p, &o, arg);

@@ -485,6 +485,8 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
                jr_stmt_label(id), jr_stmt_nparams(id), nargs);
         return NULL;
     }
+    /* At debug level, one line per statement: the tests count a request's round trips. */
+    JR_LOG(JR12140, 0, "statement %s", jr_stmt_label(id));
     if (db->tx_lazy && !db->in_tx && jr_stmt_writes(id) && jr_db_begin(db) != APR_SUCCESS) {
         return NULL;
     }

@@ -9,6 +9,7 @@
 #include "jr_json.h"
 #include "jr_keys.h"
 #include "jr_log.h"
+#include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 
@@ -162,10 +163,13 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     if (!key || !*key || !jr_key_wellformed(key)) {
         return jr_ban_check(ctx, res) == 0;
     }
-    /* One query reads the address's ban and the key's record (kept for the next step). */
+    /* One query reads the address's ban and the key's record (kept for the next step), and
+     * the two settings /api/v1/me answers with. */
     if (jr_db_select(ctx->db, p, JR_Q_KEY_AUTH, &r,
-                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "",
+                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "", now,
                              ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
+                             jr_setting_name(JR_SETTING_TIMEZONE),
+                             jr_setting_name(JR_SETTING_TIME_FORMAT),
                              jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
         r->nrows != 1) {
         jr_err_db(ctx, res);

@@ -3,16 +3,22 @@
 #ifndef JR_KEYS_SQL_H
 #define JR_KEYS_SQL_H
 
+/* The reason of a ban of one address or subject in force at a time: (value, now). */
+#define KEY_BAN_OF                                                                                 \
+    "(SELECT reason FROM ip_bans WHERE ip = %s AND (expires_at IS NULL OR expires_at > %s))"
+
 #define JR_KEYS_STMTS(X)                                                                           \
-    /* One round trip answers both "is this IP banned" and "which key is this". The ban            \
-     * side is an aggregate, so that the address's own row and its /64's (jr_ip_subject)           \
-     * still make one row. */                                                                      \
+    /* One round trip answers both "is this IP banned" and "which key is this", with the     \
+     * settings /api/v1/me shows. The ban is looked up for the address and for its subject     \
+     * (jr_ip_subject) as two primary-key lookups: "ip IN (a, b)" made SQLite build a          \
+     * temporary table on every request. The one-row base keeps a row when no key matches. */  \
     X(KEY_AUTH,                                                                                    \
-      "SELECT b.reason AS ban_reason, k.id, k.name, k.prefix, k.scopes, k.rate_limit_per_min,"     \
-      " k.branch_ids, k.expires_at, k.created_at, k.created_by, k.updated_at, k.rotated_at,"       \
-      " k.last_used_at, k.last_used_ip FROM (SELECT MAX(reason) AS reason FROM ip_bans"            \
-      " WHERE ip IN (%s, %s) AND (expires_at IS NULL OR expires_at > %s)) b"                       \
-      " LEFT JOIN api_keys k ON k.key_hash = %s")                                                  \
+      "SELECT COALESCE(" KEY_BAN_OF ", " KEY_BAN_OF ") AS ban_reason, k.id, k.name, k.prefix,"     \
+      " k.scopes, k.rate_limit_per_min, k.branch_ids, k.expires_at, k.created_at, k.created_by,"   \
+      " k.updated_at, k.rotated_at, k.last_used_at, k.last_used_ip,"                               \
+      " (SELECT value FROM settings WHERE name = %s) AS org_timezone,"                             \
+      " (SELECT value FROM settings WHERE name = %s) AS org_time_format"                           \
+      " FROM (SELECT 1 AS one) b LEFT JOIN api_keys k ON k.key_hash = %s")                         \
     X(KEY_TOUCH, "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT)    \
     /* end of JR_KEYS_STMTS */
 

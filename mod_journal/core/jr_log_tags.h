@@ -154,7 +154,9 @@
     /* the response cache */                                                                  \
     X(JR12000, WARN)                                                                          \
     X(JR12001, DEBUG)                                                                         \
-    X(JR12002, DEBUG)
+    X(JR12002, DEBUG)                                                                         \
+    /* the read path */                                                                       \
+    X(JR12140, DEBUG)
 /* clang-format on */
 
 #endif

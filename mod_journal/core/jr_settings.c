@@ -94,10 +94,15 @@ const char *jr_setting(jr_ctx_t *ctx, jr_setting_id_t id)
     return v ? v : defs[id].dflt;
 }
 
+const char *jr_setting_known(jr_setting_id_t id, const char *stored)
+{
+    const char *v = stored ? stored : defs[id].dflt;
+    return id == JR_SETTING_TIMEZONE && !jr_tz_valid(v) ? "UTC" : v;
+}
+
 const char *jr_setting_timezone(jr_ctx_t *ctx)
 {
-    const char *tz = jr_setting(ctx, JR_SETTING_TIMEZONE);
-    return jr_tz_valid(tz) ? tz : "UTC";
+    return jr_setting_known(JR_SETTING_TIMEZONE, jr_setting(ctx, JR_SETTING_TIMEZONE));
 }
 
 int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id)

@@ -61,6 +61,11 @@ int jr_setting_id(const char *name);
 /* The configured IANA time zone (falls back to UTC if the stored one became invalid). */
 const char *jr_setting_timezone(jr_ctx_t *ctx);
 
+/* What jr_setting() gives (jr_setting_timezone() for the time zone) for a value that another
+ * statement read from the settings table (NULL: never set). /api/v1/me takes its two from the
+ * key's query, one round trip instead of two. */
+const char *jr_setting_known(jr_setting_id_t id, const char *stored);
+
 /* 1 when the switch setting is on. */
 int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id);
 

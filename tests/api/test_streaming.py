@@ -299,7 +299,7 @@ def test_session_ended_mid_list_cuts_the_response(fresh_server):
     srv = fresh_server(ONE_CHILD)
     token, _ = fill_entries(srv)
     srv.allowed_log_patterns += [r"JR00050: the answer failed with status 5\d\d",
-                                 r"JR01005: statement entries_list_plain failed: ",
+                                 r"JR01005: statement entries_page_plain failed: ",
                                  r"JR01008: database session was reset; preparing statements "
                                  r"again"]
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
@@ -329,7 +329,7 @@ def test_session_ended_mid_list_cuts_the_response(fresh_server):
     with pytest.raises(ValueError):
         json.loads(body)
     log = srv.read_error_log()
-    assert "JR00050" in log and "JR01005: statement entries_list_plain failed" in log, \
+    assert "JR00050" in log and "JR01005: statement entries_page_plain failed" in log, \
         log[-2000:]
     r = srv.api("GET", "/api/entries", token=token, params={"limit": 5})
     assert len(assert_json(r, 200)) == 5

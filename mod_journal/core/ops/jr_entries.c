@@ -112,13 +112,18 @@ static void entry_write(jr_jw_t *w, const char *const *row, const entry_cols_t *
 #undef CELL
 }
 
-/* The writer of a streamed entry list: column indexes resolved on the first row. */
+/* The writer of a streamed entry list: column indexes resolved on the first row. With
+ * ctx set, the rows carry the list's total (JR_Q_ENTRIES_PAGE_PLAIN): the envelope begins
+ * with the first row, which brings it. */
 typedef struct {
     jr_jw_t *w;
     entry_cols_t cols;
     int seen;
     jr_page_t *page;
     apr_pool_t *pool;
+    jr_ctx_t *ctx;
+    jr_result_t *res;
+    long long total;
 } entry_stream_t;
 
 static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *row)
@@ -127,6 +132,11 @@ static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *
     const char *id;
     if (!es->seen++) {
         entry_cols(shape, &es->cols);
+        if (es->ctx) {
+            int t = jr_rows_col(shape, "total");
+            es->total = t >= 0 && row[t] ? apr_atoi64(row[t]) : 0;
+            jr_jw_list_begin(es->ctx, es->w, es->res, es->total);
+        }
     }
     id = es->cols.id >= 0 ? row[es->cols.id] : NULL;
     if (!jr_page_take(es->pool, es->page, &id)) {
@@ -198,6 +208,52 @@ static int entry_filters(jr_ctx_t *ctx, jr_result_t *res, const char **f)
            date_bound(ctx, res, "date_to", 1, &f[6]) != 0;
 }
 
+/* The total of the hot path on its own, and the envelope's beginning. Non-zero (the answer
+ * in res) on a database failure. */
+static int list_total(jr_ctx_t *ctx, jr_result_t *res, entry_stream_t *es)
+{
+    const char *scope = ctx->who.branch_json;
+    jr_rows_t *count;
+    if (jr_db_select(ctx->db, ctx->pool, JR_Q_ENTRIES_TOTAL_PLAIN, &count,
+                     JR_ARGS(scope, scope)) != APR_SUCCESS) {
+        jr_err_db(ctx, res);
+        return -1;
+    }
+    es->total = jr_rows_int(count, 0, "n", 0);
+    jr_jw_list_begin(ctx, es->w, res, es->total);
+    return 0;
+}
+
+/* The hot path, no filter. On PostgreSQL the page brings its total (one round trip instead
+ * of two), and the total is read on its own only when the page is empty. SQLite has no round
+ * trip to save, and a total on every row would be made text once per row: it counts first. */
+static int list_plain(jr_ctx_t *ctx, jr_result_t *res, entry_stream_t *es)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *scope = ctx->who.branch_json;
+    jr_page_t *pg = es->page;
+    const char *key = jr_page_key(pg, 0), *fetch = jr_page_fetch(p, pg);
+    const char *offset = jr_i64(p, pg->offset);
+    int with_total = ctx->db->dialect == JR_DB_PGSQL;
+    if (!with_total && list_total(ctx, res, es) != 0) {
+        return res->status;
+    }
+    es->ctx = with_total ? ctx : NULL;
+    es->res = res;
+    if ((with_total || es->total > 0) &&
+        (with_total ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_PAGE_PLAIN, stream_entry, es,
+                                        JR_ARGS(scope, scope, scope, scope, key, fetch, offset))
+                    : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, es,
+                                        JR_ARGS(scope, scope, key, fetch, offset))) !=
+            APR_SUCCESS) {
+        return jr_err_db(ctx, res);
+    }
+    if (with_total && !es->seen && list_total(ctx, res, es) != 0) {
+        return res->status;
+    }
+    return jr_jw_list_end(ctx, es->w, res, es->total, pg->limit, pg->offset);
+}
+
 int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
@@ -207,9 +263,8 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     jr_rows_t *count;
     jr_jw_t w;
     jr_page_t pg;
-    entry_stream_t es = {&w, {0}, 0, &pg, p};
+    entry_stream_t es = {&w, {0}, 0, &pg, p, NULL, NULL, 0};
     jr_search_t sr = {NULL, NULL, 0};
-    int plain;
 
     if (jr_sync_wanted(ctx)) {
         return jr_sync_list(ctx, res, &entries_sync);
@@ -221,19 +276,19 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (q && *q) {
         jr_search_term(p, ctx->db->dialect, jr_trim(p, q), &sr);
     }
+    jr_jw_init(&w, p, 512 * (size_t)(pg.limit + 1));
+    if (!f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !f[5] && !f[6] && !sr.like) {
+        return list_plain(ctx, res, &es);
+    }
 #define ENTRY_ARGS                                                                                 \
     f[0], f[0], f[1], f[1], f[2], f[2], f[3], f[3], f[4], f[4], f[5], f[5], f[6], f[6], sr.first,  \
         sr.like, sr.like, scope, scope
 #define PAGE_ARGS jr_page_key(&pg, 0), jr_page_fetch(p, &pg), jr_i64(p, pg.offset)
-    /* The hot path (no filter) counts from entry_counts; an indexed search reads its total and
-     * the ids of its matches at once (the index is read once), its page by those ids. */
-    plain = !f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !f[5] && !f[6] && !sr.like;
-    if ((plain       ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_TOTAL_PLAIN, &count,
-                                    JR_ARGS(scope, scope))
-         : sr.indexed ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_SEARCH, &count,
-                                     JR_ARGS(ENTRY_ARGS))
-                      : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count,
-                                     JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
+    /* An indexed search reads its total and the ids of its matches at once (the index is read
+     * once), its page by those ids. */
+    if ((sr.indexed ? jr_db_select(ctx->db, p, JR_Q_ENTRIES_SEARCH, &count, JR_ARGS(ENTRY_ARGS))
+                    : jr_db_select(ctx->db, p, JR_Q_ENTRIES_COUNT, &count,
+                                   JR_ARGS(ENTRY_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
     /* Rows go from the statement straight into the writer, and from there to the client. */
@@ -241,16 +296,13 @@ int jr_op_entries_list(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     ids = sr.indexed ? jr_search_page_ids(p, jr_rows_get(count, 0, "ids"), jr_page_key(&pg, 0),
                                           pg.offset, pg.limit + 1)
                      : NULL;
-    jr_jw_init(&w, p, 512 * (size_t)(pg.limit + 1));
     jr_jw_list_begin(ctx, &w, res, total);
     /* Nothing matches: no page to read (a search for nothing costs one index lookup). */
     if (total > 0 &&
-        (plain ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST_PLAIN, stream_entry, &es,
-                                   JR_ARGS(scope, scope, PAGE_ARGS))
-         : sr.indexed ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_BY_IDS, stream_entry, &es,
-                                          JR_ARGS(ids))
-                      : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
-                                          JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) != APR_SUCCESS) {
+        (sr.indexed ? jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_BY_IDS, stream_entry, &es,
+                                        JR_ARGS(ids))
+                    : jr_db_select_each(ctx->db, p, JR_Q_ENTRIES_LIST, stream_entry, &es,
+                                        JR_ARGS(ENTRY_ARGS, PAGE_ARGS))) != APR_SUCCESS) {
         return jr_err_db(ctx, res);
     }
 #undef ENTRY_ARGS

@@ -42,6 +42,11 @@
     " AND e.id < COALESCE(CAST(%s AS BIGINT), 9223372036854775807)"                                \
     " ORDER BY e.id DESC LIMIT CAST(%s AS BIGINT) OFFSET CAST(%s AS BIGINT)"
 
+/* The hot path's total, a column of every row of its page: an uncorrelated subquery, run once
+ * per statement by both databases, so that the page and its total are one round trip. */
+#define ENTRY_TOTAL_PLAIN(SCOPE)                                                                   \
+    "(SELECT COALESCE(SUM(live), 0) FROM entry_counts WHERE " SCOPE("branch_id") ") AS total"
+
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
     X(ENTRIES_LIST_PLAIN,                                                                          \
@@ -49,6 +54,12 @@
                 ENTRY_PAGE))                                                                       \
     X(ENTRIES_TOTAL_PLAIN,                                                                         \
       JR_SCOPED("SELECT COALESCE(SUM(live), 0) AS n FROM entry_counts WHERE ", "branch_id", ""))   \
+    /* The same page with its total on every row, run on PostgreSQL (jr_entries.c, list_plain). */ \
+    X(ENTRIES_PAGE_PLAIN,                                                                          \
+      "SELECT " ENTRY_TOTAL_PLAIN(JR_SCOPE_SQLITE) ", " ENTRY_COLS ENTRY_FROM                       \
+      " WHERE e.deleted_at IS NULL AND " JR_SCOPE_SQLITE("e.branch_id") ENTRY_PAGE,                 \
+      "SELECT " ENTRY_TOTAL_PLAIN(JR_SCOPE_PG) ", " ENTRY_COLS ENTRY_FROM                           \
+      " WHERE e.deleted_at IS NULL AND " JR_SCOPE_PG("e.branch_id") ENTRY_PAGE)                     \
     X(ENTRIES_LIST,                                                                                \
       "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE") JR_SCOPE_SQLITE("e.branch_id")          \
           ENTRY_PAGE,                                                                              \

@@ -25,11 +25,15 @@ int jr_op_v1_me(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     /* The record read at authentication: no second query. */
     jr_jw_key(&w, "key");
     jr_key_write(&w, ctx->who.key_row, 0);
-    /* Date filters (date_from, date_to) count days in this zone; clients show times in it. */
+    /* Date filters (date_from, date_to) count days in this zone; clients show times in it. Both
+     * were read with the key (jr_key_ban). */
     jr_jw_key(&w, "organisation");
     jr_jw_obj(&w);
-    jr_jw_kstr(&w, "timezone", jr_setting_timezone(ctx));
-    jr_jw_kstr(&w, "time_format", jr_setting(ctx, JR_SETTING_TIME_FORMAT));
+    jr_jw_kstr(&w, "timezone", jr_setting_known(JR_SETTING_TIMEZONE,
+                                                jr_rows_get(ctx->who.key_row, 0, "org_timezone")));
+    jr_jw_kstr(&w, "time_format",
+               jr_setting_known(JR_SETTING_TIME_FORMAT,
+                                jr_rows_get(ctx->who.key_row, 0, "org_time_format")));
     jr_jw_obj_end(&w);
     jr_jw_obj_end(&w);
     return jr_reply_jw(res, 200, &w);
