@@ -51,6 +51,39 @@ void jr_db_sqlite_cache_size(long long bytes)
     sqlite_cache_kib = bytes / 1024;
 }
 
+/* ---- WAL checkpoints, outside the write queue ------------------------------------------------ */
+
+/* SQLite's own threshold (wal_autocheckpoint's default): a checkpoint is due once the WAL holds
+ * this many frames after a commit. */
+#define JR_SQLITE_CHECKPOINT_FRAMES 1000
+
+/* The connection whose last commit left a checkpoint due, in the thread that committed. */
+static _Thread_local sqlite3 *checkpoint_due;
+
+/* Replaces SQLite's automatic checkpoint, which runs inside COMMIT: there every writer of
+ * every process would wait in the write queue while one of them copies the WAL into the
+ * database and syncs both files (docs/architecture.md §7.19). The commit only notes that a
+ * checkpoint is due; sq_write_leave runs it once the queue is free. */
+static int sq_wal_hook(void *arg, sqlite3 *conn, const char *schema, int frames)
+{
+    (void)arg;
+    if (frames >= JR_SQLITE_CHECKPOINT_FRAMES && strcmp(schema, "main") == 0) {
+        checkpoint_due = conn;
+    }
+    return SQLITE_OK;
+}
+
+/* A passive checkpoint: it copies what no reader still needs and waits for nobody; a writer
+ * may commit meanwhile. Busy when another connection checkpoints already, which is enough. */
+static void sq_checkpoint(sqlite3 *conn)
+{
+    int rc = sqlite3_wal_checkpoint_v2(conn, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+        JR_LOG(JR12120, 0, "WAL checkpoint of %s failed: %s", sqlite3_db_filename(conn, "main"),
+               sqlite3_errmsg(conn));
+    }
+}
+
 static apr_status_t sq_setup(void *native)
 {
     sqlite3 *conn = native;
@@ -75,6 +108,7 @@ static apr_status_t sq_setup(void *native)
         sqlite3_free(msg);
         return APR_EGENERAL;
     }
+    sqlite3_wal_hook(conn, sq_wal_hook, NULL);
     return APR_SUCCESS;
 }
 
@@ -460,6 +494,10 @@ static void sq_write_leave(jr_db_t *db)
     if (db->wq) {
         jr_wqueue_leave(db->wq);
         db->wq = NULL;
+    }
+    if (checkpoint_due && checkpoint_due == db->native) {
+        checkpoint_due = NULL;
+        sq_checkpoint(db->native);
     }
 }
 

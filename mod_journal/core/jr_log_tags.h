@@ -154,7 +154,9 @@
     /* the response cache */                                                                  \
     X(JR12000, WARN)                                                                          \
     X(JR12001, DEBUG)                                                                         \
-    X(JR12002, DEBUG)
+    X(JR12002, DEBUG)                                                                         \
+    /* SQLite's write path */                                                                 \
+    X(JR12120, WARN)
 /* clang-format on */
 
 #endif
