@@ -14,6 +14,7 @@
 #include "jr_modules.h"
 #include "jr_queues.h"
 #include "jr_record_events.h"
+#include "jr_road.h"
 #include "jr_search.h"
 #include "jr_settings.h"
 #include "jr_students.h"
@@ -257,11 +258,12 @@ int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-/* The AI check of an entry: status pending (an ai_status event) and an open job. */
-static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
+/* The AI check of an entry: status pending (an ai_status event) and an open job. set_status
+ * 0: the row was written pending already. */
+static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch, int set_status)
 {
-    if (jr_db_exec(ctx->db, ctx->pool, JR_Q_ENTRY_SET_AI_STATUS, NULL,
-                   JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS ||
+    if ((set_status && jr_db_exec(ctx->db, ctx->pool, JR_Q_ENTRY_SET_AI_STATUS, NULL,
+                                  JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS) ||
         jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
@@ -312,6 +314,7 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     entry_input_t e;
     jr_rows_t *rows;
     long long id;
+    int checks;
 
     memset(&e, 0, sizeof(e));
     e.student_name = jr_json_trimmed(p, in, "student_name");
@@ -321,19 +324,24 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (check_entry(ctx, res, &e, 0) != 0) {
         return res->status;
     }
+    /* Read before the first write, which takes the write lock: the settings (the check's and
+     * the notification's) are read here, and an entry to be checked is written pending at
+     * once instead of being written a second time. */
+    checks = checks_on(ctx);
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_INSERT, &rows,
                      JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
-                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), NULL,
-                             now, now, jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
+                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
+                             checks ? "pending" : NULL, now, now,
+                             jr_opt_i64(p, ctx->who.user_id), jr_opt_i64(p, ctx->who.key_id))) !=
             APR_SUCCESS ||
         rows->nrows != 1 ||
         jr_event_entry(ctx, "entry.created", (id = jr_rows_int(rows, 0, "id", 0))) !=
             APR_SUCCESS ||
-        (checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        (checks && queue_check(ctx, id, e.branch_id, 0) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return reply_entry(ctx, res, 201, id);
+    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 201, id) : res->status;
 }
 
 int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -368,11 +376,11 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                            jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
                            jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
         jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
-        (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id, 1) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return reply_entry(ctx, res, 200, id);
+    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 200, id) : res->status;
 }
 
 int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -406,7 +414,7 @@ int jr_op_entries_recheck(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if ((st = jr_entry_load(ctx, res, id, 0, &rows)) != 0) {
         return st;
     }
-    if (queue_check(ctx, id, jr_rows_int(rows, 0, "branch_id", 0)) != APR_SUCCESS ||
+    if (queue_check(ctx, id, jr_rows_int(rows, 0, "branch_id", 0), 1) != APR_SUCCESS ||
         jr_audit(ctx, "recheck", "entry", id, NULL) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
