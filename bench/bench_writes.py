@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""make bench-writes: POST /api/v1/entries under wrk (a Lua script), at 2 and 16 connections.
+"""make bench-writes: POST /api/v1/entries under wrk (bench/post.lua), at 2 and 16 connections.
 
 BENCH_BUILDS="label=build_dir,label=build_dir" compares module builds (default: this tree's
 build only): one server per build, each with its own database seeded with BENCH_ENTRIES
-entries, and the runs interleaved (a, b, a, b, ...) so that both see the same machine; the
-table shows medians over BENCH_ROUNDS rounds of BENCH_DURATION. After the runs every
+entries (default 200,000, by the loader of bench_search.py: varied names and texts, as the
+search index holds them), and the runs interleaved (a, b, a, b, ...) so that both see the same
+machine; the table shows medians over BENCH_ROUNDS rounds of BENCH_DURATION, and the load
+average before and after (the machine may be shared). After the runs every
 acknowledged write must be in the database: each server's new entries are counted against the
 2xx answers wrk reported. Error answers (503: the database stayed busy) and socket errors
 are counted and fail the benchmark, after the table.
@@ -15,23 +17,16 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
+import bench_search  # noqa: E402
 from bench import harness  # noqa: E402
 
-ENTRIES = int(os.environ.get("BENCH_ENTRIES", "10000"))
+ENTRIES = int(os.environ.get("BENCH_ENTRIES", "200000"))
 CONNECTIONS = [int(c) for c in os.environ.get("BENCH_CONNECTIONS", "2,16").split(",")]
-
-LUA = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Api-Key"] = "%(key)s"
-wrk.body = '{"student_name": "Bench Writer", "group_id": %(group)d, ' ..
-           '"description": "Lesson notes written under load: fractions and a short quiz."}'
-"""
+POST_LUA = Path(__file__).resolve().parent / "post.lua"
 
 
 def builds():
@@ -43,21 +38,20 @@ def builds():
 
 
 def start(label, build_dir):
-    """A server running build_dir's module, with a writing key, a group and its Lua script."""
+    """A server running build_dir's module, with a writing key and a group."""
     harness.MODULE = build_dir / "mod_journal.so"
     harness.ADMIN_CLI = build_dir / "journal-admin"
     srv = harness.Server(extra_conf=bench.EXTRA_CONF, label=f"bench-writes-{label}")
     srv.start()
     branch = srv.create_branch()
     group = srv.create_group(branch["id"])
-    bench.seed_entries(srv, group["id"], branch["id"], ENTRIES)
+    bench_search.seed(srv, group["id"], branch["id"], ENTRIES)
     r = srv.api("POST", "/api/api-keys", token=srv.admin_token,
                 json={"name": "bench", "scopes": ["read", "write"],
                       "rate_limit_per_min": 10000000})
     assert r.status_code == 201, r.text
-    script = Path(tempfile.mkstemp(prefix="bench-writes-", suffix=".lua")[1])
-    script.write_text(LUA % {"key": r.json()["key"], "group": group["id"]})
-    return {"label": label, "srv": srv, "script": script, "acked": 0, "errors": 0,
+    return {"label": label, "srv": srv, "key": r.json()["key"], "group": group["id"],
+            "acked": 0, "errors": 0,
             "before": count(srv), "runs": {c: [] for c in CONNECTIONS}}
 
 
@@ -66,8 +60,8 @@ def count(srv):
 
 
 def wrk(s, conns):
-    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{bench.DURATION}", "--latency", "-s", str(s["script"]),
-           s["srv"].base_url + "/api/v1/entries"]
+    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{bench.DURATION}", "--latency", "-s", str(POST_LUA),
+           s["srv"].base_url + "/api/v1/entries", "--", s["key"], str(s["group"])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
@@ -91,6 +85,7 @@ def main():
     try:
         for label, build_dir in builds():
             servers.append(start(label, build_dir))
+        load = os.getloadavg()[0]
         print(f"POST /api/v1/entries: db={harness.DB_KIND}, {ENTRIES} entries seeded, "
               f"{bench.ROUNDS} interleaved rounds of {bench.DURATION}, wrk -t2")
         for _ in range(bench.ROUNDS):
@@ -107,6 +102,8 @@ def main():
                       f"{statistics.median(p for _, p, _ in runs):>8.2f} "
                       f"{statistics.median(p for _, _, p in runs):>8.2f} "
                       f"{', '.join(f'{p:.1f}' for _, _, p in runs):<30}")
+        print(f"  load average (1 min): {load:.1f} before the rounds, "
+              f"{os.getloadavg()[0]:.1f} after")
         failed = 0
         for s in servers:
             written = count(s["srv"]) - s["before"]
@@ -119,8 +116,6 @@ def main():
             failed |= bench.log_problems(s["srv"], s["label"])
         return failed
     finally:
-        for s in servers:
-            s["script"].unlink()
         bench.stop_all([s["srv"] for s in servers])
 
 

@@ -155,6 +155,8 @@
     X(JR12000, WARN)                                                                          \
     X(JR12001, DEBUG)                                                                         \
     X(JR12002, DEBUG)                                                                         \
+    /* SQLite's write path */                                                                 \
+    X(JR12120, WARN)                                                                          \
     /* the read path */                                                                       \
     X(JR12140, DEBUG)
 /* clang-format on */

@@ -35,6 +35,15 @@ int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr
     return res->status;
 }
 
+int jr_road_commit(jr_ctx_t *ctx, jr_result_t *res)
+{
+    if (jr_db_commit(ctx->db) != APR_SUCCESS) {
+        jr_err_busy(ctx, res);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the steps before the body ---------------------------------------------------------- */
 
 /* Ban: the client address, for key routes (with the key's record read in the same query) and

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <apr_dbd.h>
 #include <apr_strings.h>
+#include <sqlite3.h>
 
 #include "jr_keys.h"
 #include "jr_util.h"
@@ -236,11 +238,56 @@ START_TEST(keys_refused_change_nothing)
 }
 END_TEST
 
+/* The statements a new entry runs inside its transaction, by SQLite's trace: only writes and
+ * the reads its events need; the settings are read before it and the answer after it. */
+static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after;
+
+static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
+{
+    const char *text = sql;
+    int in_tx = !sqlite3_get_autocommit(sqlite3_db_handle(stmt));
+    (void)type;
+    (void)ctx;
+    if (strncmp(text, "--", 2) == 0) { /* a trigger's statement */
+        return 0;
+    }
+    if (strstr(text, "LEFT JOIN modules")) {
+        in_tx_answer += in_tx;
+        answer_after += !in_tx;
+    }
+    in_tx_settings += in_tx && strstr(text, "FROM settings") != NULL;
+    in_tx_updates += in_tx && strncmp(text, "UPDATE entries", 14) == 0;
+    return 0;
+}
+
+START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
+{
+    sqlite3 *conn = apr_dbd_native_handle(fx_db->driver, fx_db->handle);
+    jr_result_t res;
+    in_tx_settings = in_tx_updates = in_tx_answer = answer_after = 0;
+    sqlite3_trace_v2(conn, SQLITE_TRACE_STMT, trace_stmt, NULL);
+    res = fx_call(jr_op_entries_create,
+                  jr_psprintf(fx_pool, "{\"student_name\": \"Ann\", \"group_id\": %lld}",
+                              group_id));
+    sqlite3_trace_v2(conn, 0, NULL, NULL);
+    ck_assert_int_eq(res.status, 201);
+    /* The AI check is on (the default): the entry is written pending, its job queued. */
+    ck_assert_str_eq(jr_json_str(fx_json(res), "ai_status", ""), "pending");
+    ck_assert_int_eq(count(jr_psprintf(fx_pool, "SELECT COUNT(*) FROM ai_jobs WHERE entity_id = %lld",
+                                       fx_id(&res))), 1);
+    ck_assert_int_eq(answer_after, 1);
+    ck_assert_int_eq(in_tx_answer, 0);
+    ck_assert_int_eq(in_tx_settings, 0);
+    ck_assert_int_eq(in_tx_updates, 0);
+}
+END_TEST
+
 Suite *suite_ops_records(void)
 {
     Suite *s = suite_create("ops_records");
     TCase *tc = fx_tcase(s, "entries", setup, fx_teardown);
     tcase_add_test(tc, entries_create_get_update_delete);
+    tcase_add_test(tc, entries_create_holds_the_write_lock_only_for_its_writes);
     tcase_add_test(tc, entries_refused_change_nothing);
     tcase_add_test(tc, entries_outside_the_tutors_branches);
 

@@ -494,6 +494,131 @@ START_TEST(a_write_that_cannot_raise_the_generation_is_refused)
 }
 END_TEST
 
+/* ---- WAL checkpoints: never while the queue is held ------------------------------------------ */
+
+/* The default VFS with the database file's xSync watched. A checkpoint copies the WAL into the
+ * database file and syncs it; a commit (WAL, synchronous = NORMAL) never syncs that file. (A
+ * commit that starts the WAL over syncs the WAL's new header, inside the queue: SQLite needs
+ * it there, and it is one sync per 1,000 frames.) */
+static sqlite3_vfs watch_vfs, *real_vfs;
+static const sqlite3_io_methods *real_io;
+static sqlite3_io_methods watch_io;
+static int watching, syncs, syncs_held;
+
+static int watch_sync(sqlite3_file *f, int flags)
+{
+    if (watching) {
+        ++syncs;
+        syncs_held += held(lock_path());
+    }
+    return real_io->xSync(f, flags);
+}
+
+static int watch_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    int rc = real_vfs->xOpen(real_vfs, name, f, flags, out);
+    (void)vfs;
+    if (rc == SQLITE_OK && f->pMethods && (flags & SQLITE_OPEN_MAIN_DB) && name &&
+        strcmp(name, dbpath) == 0) {
+        ck_assert(!real_io || real_io == f->pMethods);
+        real_io = f->pMethods;
+        watch_io = *real_io;
+        watch_io.xSync = watch_sync;
+        f->pMethods = &watch_io;
+    }
+    return rc;
+}
+
+START_TEST(checkpoints_run_after_the_queue_is_left)
+{
+    jr_db_t *db;
+    char *name = apr_palloc(unit_pool, 8001);
+    int i, n;
+    real_vfs = sqlite3_vfs_find(NULL);
+    watch_vfs = *real_vfs;
+    watch_vfs.zName = "jr-watch";
+    watch_vfs.xOpen = watch_open;
+    ck_assert_int_eq(sqlite3_vfs_register(&watch_vfs, 1), SQLITE_OK);
+    db = open_db(unit_pool);
+    syncs = syncs_held = 0;
+    watching = 1;
+    /* Each branch with an 8 KB name is a few pages: SQLite's threshold of 1,000 WAL frames
+     * is passed several times. */
+    for (i = 0; i < 400; ++i) {
+        memset(name, 'a', 8000);
+        apr_snprintf(name, 8001, "%05d", i);
+        name[5] = ' ';
+        name[8000] = '\0';
+        ck_assert_int_eq(jr_db_begin(db), APR_SUCCESS);
+        ck_assert_int_eq(insert_branch(db, name), APR_SUCCESS);
+        ck_assert_int_eq(jr_db_commit(db), APR_SUCCESS);
+    }
+    n = syncs; /* before the close, whose own checkpoint would count */
+    watching = 0;
+    jr_db_close(db);
+    sqlite3_vfs_unregister(&watch_vfs);
+    ck_assert_msg(n > 0, "no checkpoint ran");
+    ck_assert_msg(syncs_held == 0, "%d of %d syncs ran inside the write queue", syncs_held, n);
+    ck_assert_int_eq(count_branches(), 400);
+}
+END_TEST
+
+/* Writers in threads, each through its connection: the next writer begins while the one
+ * before checkpoints outside the queue, so only a checkpoint inside it lets the WAL start
+ * over. */
+static void *branch_writer(void *data)
+{
+    apr_pool_t *p;
+    jr_db_t *db = NULL;
+    const char *err = NULL, *now;
+    char *name;
+    int i, failed = 0;
+    ck_assert_int_eq(apr_pool_create_unmanaged_ex(&p, NULL, NULL), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_open(&db, p, "sqlite3", dbpath, &err), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_prepare_all(db), APR_SUCCESS);
+    name = apr_palloc(p, 8001);
+    now = jr_now_iso(p);
+    for (i = 0; i < 250; ++i) {
+        jr_rows_t *rows = NULL;
+        memset(name, 'b', 8000);
+        apr_snprintf(name, 8001, "%s-%04d", (const char *)data, i);
+        name[strlen(name)] = ' ';
+        name[8000] = '\0';
+        failed |= jr_db_begin(db) != APR_SUCCESS ||
+                  jr_db_select(db, p, JR_Q_BRANCH_INSERT, &rows, JR_ARGS(name, now, now)) !=
+                      APR_SUCCESS ||
+                  jr_db_commit(db) != APR_SUCCESS;
+    }
+    jr_db_close(db);
+    apr_pool_destroy(p);
+    return failed ? (void *)"a write failed" : NULL;
+}
+
+START_TEST(the_wal_stays_bounded_under_concurrent_writers)
+{
+    static const char *names[] = {"t1", "t2", "t3", "t4"};
+    pthread_t t[4];
+    struct stat st;
+    void *failed;
+    jr_db_t *db = open_db(unit_pool);
+    int i;
+    for (i = 0; i < 4; ++i) {
+        ck_assert_int_eq(pthread_create(&t[i], NULL, branch_writer, (void *)names[i]), 0);
+    }
+    for (i = 0; i < 4; ++i) {
+        ck_assert_int_eq(pthread_join(t[i], &failed), 0);
+        ck_assert_msg(!failed, "%s", (const char *)failed);
+    }
+    ck_assert_int_eq(count_branches(), 1000);
+    /* The WAL file keeps the size it reached (SQLite writes it over from the start). 1,000
+     * branches of 8 KB are some 4,000 frames; the WAL may hold twice the threshold and a few
+     * transactions more. */
+    ck_assert_int_eq(stat(apr_pstrcat(unit_pool, dbpath, "-wal", NULL), &st), 0);
+    ck_assert_int_lt(st.st_size, 2600 * (4096 + 24));
+    jr_db_close(db);
+}
+END_TEST
+
 Suite *suite_wqueue(void)
 {
     Suite *s = suite_create("wqueue");
@@ -513,6 +638,8 @@ Suite *suite_wqueue(void)
     tcase_add_test(tc, a_second_connection_of_the_holder_is_busy);
     tcase_add_test(tc, every_write_raises_the_shared_generation);
     tcase_add_test(tc, a_write_that_cannot_raise_the_generation_is_refused);
+    tcase_add_test(tc, checkpoints_run_after_the_queue_is_left);
+    tcase_add_test(tc, the_wal_stays_bounded_under_concurrent_writers);
     suite_add_tcase(s, tc);
     return s;
 }

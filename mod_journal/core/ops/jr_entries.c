@@ -14,6 +14,7 @@
 #include "jr_modules.h"
 #include "jr_queues.h"
 #include "jr_record_events.h"
+#include "jr_road.h"
 #include "jr_search.h"
 #include "jr_settings.h"
 #include "jr_students.h"
@@ -403,7 +404,7 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return reply_entry(ctx, res, 201, id);
+    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 201, id) : res->status;
 }
 
 int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -442,7 +443,7 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return reply_entry(ctx, res, 200, id);
+    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 200, id) : res->status;
 }
 
 int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
