@@ -18,7 +18,7 @@ started=$(date +%s)
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
 MIN_UNIT=345
-MIN_API_SQLITE=1059
+MIN_API_SQLITE=1075
 MIN_API_PGSQL=1057
 MIN_GUIDE_EXAMPLES=44
 
