@@ -19,7 +19,7 @@ started=$(date +%s)
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
 MIN_UNIT=345
 MIN_API_SQLITE=1075
-MIN_API_PGSQL=1057
+MIN_API_PGSQL=1075
 MIN_GUIDE_EXAMPLES=44
 
 # Whatever the caller's environment says, make check runs everything: Check's selection
