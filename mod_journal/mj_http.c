@@ -490,17 +490,9 @@ static jr_idem_e begin_idempotent(request_rec *r, jr_ctx_t *ctx, const char *pat
 {
     jr_idem_request_t rq = {apr_table_get(r->headers_in, "Idempotency-Key"), r->method, path,
                             r->args, body, len};
-    /* Most requests have no key, and only a POST takes one: nothing to prepare for them (the
-     * begin formats three timestamps first). */
-    if (!rq.key || r->method_number != M_POST) {
-        *idem = NULL;
-        return JR_IDEM_RUN;
-    }
     return jr_idem_begin(ctx, &rq, idem, res);
 }
 
-/* X-Request-Id on every answer, and the same id in the error log (%L) and the access log
- * (%{X-Request-Id}o): mod_unique_id's id when it is loaded, else 128 random bits. */
 /* 128 random bits for an id, drawn from OpenSSL 64 ids at a time per thread: one draw costs
  * about as much as the rest of a small answer, and most of it is the call, not the bytes. The
  * pid tells a forked child from the process that drew the bytes. */
@@ -522,6 +514,8 @@ static int request_id_bits(unsigned char out[16])
     return 0;
 }
 
+/* X-Request-Id on every answer, and the same id in the error log (%L) and the access log
+ * (%{X-Request-Id}o): mod_unique_id's id when it is loaded, else 128 random bits. */
 static void set_request_id(request_rec *r)
 {
     const char *id = apr_table_get(r->subprocess_env, "UNIQUE_ID");

@@ -90,10 +90,8 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
                         jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    apr_time_t t = apr_time_now();
-    const char *owner, *fp, *now = jr_iso_time(p, t);
-    const char *stale = jr_iso_time(p, t - apr_time_from_sec(JR_IDEM_STALE_SECONDS));
-    const char *expires = jr_iso_time(p, t + apr_time_from_sec(JR_IDEM_TTL_SECONDS));
+    apr_time_t t;
+    const char *owner, *fp, *now, *stale, *expires;
     jr_rows_t *row;
     int tries, n = 0;
 
@@ -116,6 +114,11 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
         jr_err_internal(ctx, res);
         return JR_IDEM_ANSWERED;
     }
+    /* The times only now: most requests carry no key and leave above. */
+    t = apr_time_now();
+    now = jr_iso_time(p, t);
+    stale = jr_iso_time(p, t - apr_time_from_sec(JR_IDEM_STALE_SECONDS));
+    expires = jr_iso_time(p, t + apr_time_from_sec(JR_IDEM_TTL_SECONDS));
     /* Twice at most: a repeat may find the row deleted by an expiry or a release between
      * its insert and its read. */
     for (tries = 0; tries < 2; ++tries) {
