@@ -86,6 +86,16 @@ static jr_idem_e unavailable(jr_ctx_t *ctx, jr_result_t *res)
     return JR_IDEM_ANSWERED;
 }
 
+/* The answers are kept per API key, or per user for a session; NULL for neither. */
+static const char *owner_of(jr_ctx_t *ctx)
+{
+    apr_pool_t *p = ctx->pool;
+
+    return ctx->who.key_id    ? apr_pstrcat(p, "key:", jr_i64(p, ctx->who.key_id), NULL)
+           : ctx->who.user_id ? apr_pstrcat(p, "user:", jr_i64(p, ctx->who.user_id), NULL)
+                              : NULL;
+}
+
 jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **out,
                         jr_result_t *res)
 {
@@ -104,10 +114,7 @@ jr_idem_e jr_idem_begin(jr_ctx_t *ctx, const jr_idem_request_t *rq, jr_idem_t **
                 JR_IDEM_KEY_MAX);
         return JR_IDEM_ANSWERED;
     }
-    owner = ctx->who.key_id    ? apr_pstrcat(p, "key:", jr_i64(p, ctx->who.key_id), NULL)
-            : ctx->who.user_id ? apr_pstrcat(p, "user:", jr_i64(p, ctx->who.user_id), NULL)
-                               : NULL;
-    if (!owner) {
+    if (!(owner = owner_of(ctx))) {
         return JR_IDEM_RUN; /* no caller to keep the answer for (a login) */
     }
     if (!(fp = fingerprint(ctx, rq))) {
