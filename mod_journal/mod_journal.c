@@ -1,8 +1,12 @@
 /* mod_journal: the module record and its hooks. Everything else lives in the core
  * (mod_journal/core, no httpd headers) and in the mj_*.c glue. */
 #define MJ_MODULE_RECORD
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <ap_expr.h>
 #include <ap_mmn.h>
@@ -70,10 +74,28 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     return mj_worker_post_config(pconf, ptemp, s);
 }
 
+/* glibc gives each thread that meets a locked arena a new one, up to 8 per core, and keeps the
+ * freed memory of every arena: a child's memory grows with its threads' concurrent requests,
+ * not with what they hold (docs/architecture.md §7.16). Set before the worker threads exist;
+ * an admin's MALLOC_ARENA_MAX in httpd's environment is left to malloc. */
+static void limit_malloc_arenas(server_rec *s)
+{
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+    int arenas = mj_conf(s)->malloc_arenas;
+    if (arenas > 0 && !getenv("MALLOC_ARENA_MAX") && mallopt(M_ARENA_MAX, arenas) != 1) {
+        MJ_LOG(JR00121, s, 0, "malloc refused %d arenas (JournalMallocArenas); its default stays",
+               arenas);
+    }
+#else
+    (void)s;
+#endif
+}
+
 static void mj_child_init(apr_pool_t *p, server_rec *s)
 {
     /* Before any worker thread exists. */
     log_through_httpd(s);
+    limit_malloc_arenas(s);
     jr_crypt_init();
     jr_magic_init(p);
     json_object_seed(0);

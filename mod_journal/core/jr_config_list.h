@@ -146,7 +146,10 @@ X(response_cache_size, long long, "JournalResponseCacheSize", SIZE, MAIN, JR_KIB
   "Memory for cached list answers in each httpd child process")                                    \
 X(sqlite_cache, long long, "JournalSQLiteCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),            \
   JR_KIB(512), "a size from 64K to 1G (bytes, or a number with K, M or G)",                        \
-  "SQLite page cache of each pooled database connection (DBDMax per httpd child)")
+  "SQLite page cache of each pooled database connection (DBDMax per httpd child)")              \
+X(malloc_arenas, int, "JournalMallocArenas", INT, MAIN, 0, 64, 2,                                  \
+  "an integer from 0 to 64 (0 leaves malloc's default)",                                           \
+  "glibc malloc arenas of each httpd child (M_ARENA_MAX); MALLOC_ARENA_MAX in the environment wins")
 /* clang-format on */
 
 #endif

@@ -52,6 +52,7 @@
     X(JR00108, INFO)                                                                          \
     X(JR00109, CRIT)                                                                          \
     X(JR00120, ERR)                                                                           \
+    X(JR00121, WARN)                                                                          \
     /* database */                                                                            \
     X(JR01001, WARN)                                                                          \
     X(JR01002, ERR)                                                                           \
