@@ -7,6 +7,20 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+/* AddressSanitizer replaces malloc; its mallopt() refuses everything. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MJ_MALLOC_IS_GLIBC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MJ_MALLOC_IS_GLIBC 0
+#endif
+#endif
+#if !defined(MJ_MALLOC_IS_GLIBC) && defined(__GLIBC__) && defined(M_ARENA_MAX)
+#define MJ_MALLOC_IS_GLIBC 1
+#endif
+#ifndef MJ_MALLOC_IS_GLIBC
+#define MJ_MALLOC_IS_GLIBC 0
+#endif
 
 #include <ap_expr.h>
 #include <ap_mmn.h>
@@ -80,7 +94,7 @@ static int mj_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
  * an admin's MALLOC_ARENA_MAX in httpd's environment is left to malloc. */
 static void limit_malloc_arenas(server_rec *s)
 {
-#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+#if MJ_MALLOC_IS_GLIBC
     int arenas = mj_conf(s)->malloc_arenas;
     if (arenas > 0 && !getenv("MALLOC_ARENA_MAX") && mallopt(M_ARENA_MAX, arenas) != 1) {
         MJ_LOG(JR00121, s, 0, "malloc refused %d arenas (JournalMallocArenas); its default stays",
