@@ -96,6 +96,10 @@ typedef struct jr_ctx {
     struct jr_page *page; /* a list's page (jr_cursor.h): has_more, next_cursor */
     apr_array_header_t *hooks; /* run when the road's transaction ends (jr_road.h) */
     const char *allow;         /* no route for the method: the methods the path has */
+    /* A row read early in the request that carries the database's snapshot (the key's lookup
+     * on PostgreSQL: jr_db_generation's "carried"); NULL when none, or once the request
+     * itself wrote (its own write would make the next request miss the page). */
+    const jr_rows_t *snapshot_row;
     /* Outbox rows written through this context (jr_event), committed or not: the caller
      * that committed knows there is something to announce (journal-worker's Redis). */
     int events_written;

@@ -580,10 +580,11 @@ void jr_db_rollback(jr_db_t *db)
     write_leave(db);
 }
 
-apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                              apr_uint64_t *gen)
 {
     *gen = 0;
-    return db->be->generation(db, p, gen);
+    return db->be->generation(db, p, carried, gen);
 }
 
 apr_status_t jr_db_ping(jr_db_t *db)

@@ -120,8 +120,11 @@ apr_status_t jr_db_ping(jr_db_t *db);
  * it before the data it vouches for. SQLite: the counter the write queue raises
  * (jr_wqueue.h); PostgreSQL: the snapshot's xmax while no transaction with an id is running.
  * APR_EAGAIN when it cannot be known now (PostgreSQL: a write transaction is running),
- * APR_ENOTIMPL for a database without a file; another error when it could not be read. */
-apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen);
+ * APR_ENOTIMPL for a database without a file; another error when it could not be read.
+ * carried: a row read earlier in the request that may hold the generation already (PostgreSQL:
+ * the key's lookup reads the snapshot with JR_DB_SNAPSHOT_COLUMNS), or NULL. */
+apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                              apr_uint64_t *gen);
 
 /* The class of the last failure on db (JR_DB_OK after a success). */
 jr_db_error_e jr_db_error(const jr_db_t *db);

@@ -64,7 +64,8 @@ struct jr_db_backend {
     apr_status_t (*write_enter)(jr_db_t *db);
     void (*write_leave)(jr_db_t *db);
     /* The write generation (jr_db_generation). */
-    apr_status_t (*generation)(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen);
+    apr_status_t (*generation)(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                               apr_uint64_t *gen);
     /* The server session of the connection (PostgreSQL's backend PID; 0 when the engine has
      * none): a changed value means the prepared statements are gone. NULL on SQLite. */
     int (*session)(void *native);

@@ -264,13 +264,19 @@ static int pg_schema_version(void *native, apr_pool_t *p, int *version, const ch
  * that has ended. While no transaction with an id runs (the snapshot lists none in progress),
  * two snapshots with the same xmax saw the same ended transactions: nothing committed in
  * between. Read-only transactions get no id, so readers do not change it (docs/architecture.md
- * §7.15). */
-static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+ * §7.15). A row the request read earlier with JR_DB_SNAPSHOT_COLUMNS (the key's lookup) holds
+ * a snapshot taken after the request arrived and before its data: the same guarantee without
+ * a round trip of its own. */
+static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                                  apr_uint64_t *gen)
 {
     jr_rows_t *rows;
-    const char *busy, *xmax;
-    if (jr_db_select(db, p, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS) != APR_SUCCESS ||
-        !(busy = jr_rows_get(rows, 0, "busy")) || !(xmax = jr_rows_get(rows, 0, "gen"))) {
+    const char *busy = jr_rows_get(carried, 0, "snap_busy");
+    const char *xmax = jr_rows_get(carried, 0, "snap_gen");
+    if ((!busy || !xmax) &&
+        (jr_db_select(db, p, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS) != APR_SUCCESS ||
+         !(busy = jr_rows_get(rows, 0, "snap_busy")) ||
+         !(xmax = jr_rows_get(rows, 0, "snap_gen")))) {
         return APR_EGENERAL;
     }
     if (strcmp(busy, "0") != 0) {

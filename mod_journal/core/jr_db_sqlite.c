@@ -524,11 +524,13 @@ static void sq_write_leave(jr_db_t *db)
 }
 
 /* The counter next to the write queue: every writer of the file raises it (jr_wqueue.h). */
-static apr_status_t sq_generation(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+static apr_status_t sq_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                                  apr_uint64_t *gen)
 {
     jr_wqueue_t *q = NULL;
     apr_status_t rv;
     (void)p;
+    (void)carried; /* a shared counter: no statement to save */
     if ((rv = queue_of(db, &q)) == APR_SUCCESS) {
         rv = jr_wqueue_generation(q, gen);
     }

@@ -154,6 +154,7 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     jr_rows_t *r;
 
     ctx->who.key_row = NULL;
+    ctx->snapshot_row = NULL;
     if (!ctx->counters) {
         /* Without the shared counters a key would have no rate limit and guessing no ban:
          * refuse rather than serve unlimited. */
@@ -180,6 +181,7 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
         return 0;
     }
     ctx->who.key_row = r;
+    ctx->snapshot_row = r;
     return 1;
 }
 
@@ -217,6 +219,9 @@ int jr_key_rate_limit(jr_ctx_t *ctx, jr_result_t *res)
         jr_fail(res, p, 429, "rate limit of %d requests per minute exceeded; retry in %d s",
                 rt.limit, rt.reset);
         return 0;
+    }
+    if (rt.touch) {
+        ctx->snapshot_row = NULL; /* the stamp below ends after the lookup's snapshot */
     }
     if (rt.touch && jr_db_exec(ctx->db, p, JR_Q_KEY_TOUCH, NULL,
                                JR_ARGS(jr_now_iso(p), ctx->client_ip,

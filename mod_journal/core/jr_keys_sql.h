@@ -7,18 +7,23 @@
 #define KEY_BAN_OF                                                                                 \
     "(SELECT reason FROM ip_bans WHERE ip = %s AND (expires_at IS NULL OR expires_at > %s))"
 
+#define KEY_AUTH_SQL(base)                                                                         \
+    "SELECT COALESCE(" KEY_BAN_OF ", " KEY_BAN_OF ") AS ban_reason, k.id, k.name, k.prefix,"       \
+    " k.scopes, k.rate_limit_per_min, k.branch_ids, k.expires_at, k.created_at, k.created_by,"     \
+    " k.updated_at, k.rotated_at, k.last_used_at, k.last_used_ip,"                                 \
+    " (SELECT value FROM settings WHERE name = %s) AS org_timezone,"                               \
+    " (SELECT value FROM settings WHERE name = %s) AS org_time_format, b.*"                        \
+    " FROM " base " LEFT JOIN api_keys k ON k.key_hash = %s"
+
 #define JR_KEYS_STMTS(X)                                                                           \
     /* One round trip answers both "is this IP banned" and "which key is this", with the     \
      * settings /api/v1/me shows. The ban is looked up for the address and for its subject     \
      * (jr_ip_subject) as two primary-key lookups: "ip IN (a, b)" made SQLite build a          \
-     * temporary table on every request. The one-row base keeps a row when no key matches. */  \
-    X(KEY_AUTH,                                                                                    \
-      "SELECT COALESCE(" KEY_BAN_OF ", " KEY_BAN_OF ") AS ban_reason, k.id, k.name, k.prefix,"     \
-      " k.scopes, k.rate_limit_per_min, k.branch_ids, k.expires_at, k.created_at, k.created_by,"   \
-      " k.updated_at, k.rotated_at, k.last_used_at, k.last_used_ip,"                               \
-      " (SELECT value FROM settings WHERE name = %s) AS org_timezone,"                             \
-      " (SELECT value FROM settings WHERE name = %s) AS org_time_format"                           \
-      " FROM (SELECT 1 AS one) b LEFT JOIN api_keys k ON k.key_hash = %s")                         \
+     * temporary table on every request. The one-row base keeps a row when no key matches.   \
+     * On PostgreSQL the base is the statement's snapshot: the response cache's generation     \
+     * (JR_DB_SNAPSHOT_COLUMNS, jr_rcache_sql.h) comes with the key, not in a round trip. */   \
+    X(KEY_AUTH, KEY_AUTH_SQL("(SELECT 1 AS one) b"),                                               \
+      KEY_AUTH_SQL("(SELECT " JR_DB_SNAPSHOT_COLUMNS " FROM pg_current_snapshot() AS s) b"))       \
     X(KEY_TOUCH, "UPDATE api_keys SET last_used_at = %s, last_used_ip = %s WHERE id = " JR_INT)    \
     /* end of JR_KEYS_STMTS */
 

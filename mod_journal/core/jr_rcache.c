@@ -277,7 +277,7 @@ const char *jr_rcache_key(const jr_ctx_t *ctx, size_t *klen)
 static int generation(jr_ctx_t *ctx, apr_uint64_t *gen)
 {
     static int told;
-    apr_status_t rv = jr_db_generation(ctx->db, ctx->pool, gen);
+    apr_status_t rv = jr_db_generation(ctx->db, ctx->pool, ctx->snapshot_row, gen);
     if (rv != APR_SUCCESS && rv != APR_EAGAIN && rv != APR_ENOTIMPL &&
         !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
         JR_LOG(JR12000, rv, "the response cache is not used: the database's write generation "

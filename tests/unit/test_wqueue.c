@@ -440,7 +440,7 @@ END_TEST
 static apr_uint64_t generation_of(jr_db_t *db)
 {
     apr_uint64_t gen = 0;
-    ck_assert_int_eq(jr_db_generation(db, unit_pool, &gen), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_generation(db, unit_pool, NULL, &gen), APR_SUCCESS);
     return gen;
 }
 
@@ -486,7 +486,7 @@ START_TEST(a_write_that_cannot_raise_the_generation_is_refused)
     ck_assert_int_eq(mkdir(apr_pstrcat(unit_pool, dbpath, JR_WQUEUE_GEN_SUFFIX, NULL), 0700), 0);
     db = open_db(unit_pool);
     jr_log_set(NULL, NULL, JR_LOG_OFF);
-    ck_assert_int_ne(jr_db_generation(db, unit_pool, &g), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_generation(db, unit_pool, NULL, &g), APR_SUCCESS);
     ck_assert_int_ne(insert_branch(db, "A"), APR_SUCCESS);
     ck_assert_int_ne(jr_db_begin(db), APR_SUCCESS);
     ck_assert(!held(lock_path()));
