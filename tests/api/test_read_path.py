@@ -94,23 +94,3 @@ def test_me_reads_nothing_after_the_key(fresh_server):
                                                    "time_format": "12h"}
     assert statements(srv, r) == ["key_auth"]
 
-
-def test_a_cached_page_costs_only_the_keys_statement(fresh_server):
-    # On PostgreSQL the key's lookup brings the snapshot the cache's generation is read from
-    # (docs/architecture.md §7.15); SQLite reads a shared counter. Either way a page served from
-    # the cache runs no statement after the key's, and a write still makes the next one miss.
-    srv = fresh_server("LogLevel warn journal:debug\nStartServers 1\nServerLimit 1\n"
-                       "MaxRequestWorkers 64\n")
-    g = srv.create_group(srv.create_branch()["id"])
-    add_entries(srv, g["id"], 2)
-    h = make_key(srv)
-    first = srv.api("GET", "/api/v1/entries", headers=h)
-    assert assert_json(first, 200)["total"] == 2
-    assert statements(srv, first)[0] == "key_auth" and len(statements(srv, first)) > 1
-    again = srv.api("GET", "/api/v1/entries", headers=h)
-    assert assert_json(again, 200) == first.json()
-    assert statements(srv, again) == ["key_auth"]
-    add_entries(srv, g["id"], 1)
-    after = srv.api("GET", "/api/v1/entries", headers=h)
-    assert assert_json(after, 200)["total"] == 3
-    assert len(statements(srv, after)) > 1

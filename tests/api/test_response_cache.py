@@ -18,6 +18,7 @@ import pytest
 
 import harness
 from harness import assert_json, sql_exec, uniq
+from test_read_path import statements
 from worker_support import (  # noqa: F401 (fixtures)
     fake_llm, get_entry, new_entry, wait_for, wait_status, worker_env)
 
@@ -308,3 +309,25 @@ def test_off_reads_every_list_from_the_database(one_child):
             assert names == [other]
             assert (hits(srv), kept(srv)) == (h0, k0)
         srv.stop()
+
+
+def test_a_cached_page_costs_only_the_keys_statement(one_child):
+    # On PostgreSQL the key's lookup brings the snapshot the generation is read from (docs/
+    # architecture.md §7.15); SQLite reads a shared counter. Either way a page served from the
+    # cache runs no statement after the key's, and a write still makes the next one miss.
+    srv = one_child()
+    g = srv.create_group(srv.create_branch()["id"])
+    add_entry(srv, g["id"], uniq("A"))
+    add_entry(srv, g["id"], uniq("B"))
+    key = make_key(srv, scopes=("read",))
+    assert_json(v1(srv, key, "/api/v1/me"), 200)  # the key's first use stamps it (a write)
+    first = v1(srv, key, "/api/v1/entries")
+    assert assert_json(first, 200)["total"] == 2
+    assert statements(srv, first)[0] == "key_auth" and len(statements(srv, first)) > 1
+    again = v1(srv, key, "/api/v1/entries")
+    assert assert_json(again, 200) == first.json()
+    assert statements(srv, again) == ["key_auth"]
+    add_entry(srv, g["id"], uniq("C"))
+    after = v1(srv, key, "/api/v1/entries")
+    assert assert_json(after, 200)["total"] == 3
+    assert len(statements(srv, after)) > 1
