@@ -9,7 +9,8 @@ Starts one server on its own database (seeded with BENCH_ENTRIES entries), then
      the transactions (BEGIN ... COMMIT);
   2. runs wrk at BENCH_CONNECTIONS (default 16) for BENCH_DURATION while another connection
      samples pg_stat_activity every 10 ms: the share of the active backends' samples per wait
-     event (CPU: active, waiting for nothing);
+     event (CPU: active, waiting for nothing), and a third LISTENs as the workers do and counts
+     the notifications per POST (the commits of a process share them);
   3. checks that the branch's count agrees with COUNT(*) afterwards.
 PROBE_AI=off turns the entries' AI check off first (no ai_jobs row, no NOTIFY per POST).
 The cluster should run with PG_FSYNC=on (scripts/pg-cluster.sh) to see the commit waits.
@@ -101,6 +102,22 @@ def statement_counts(srv, key, group):
         print(f"  {n / POSTS:5.2f}  {k}")
 
 
+def listen(srv):
+    """A psql session that LISTENs on journal_ai; notifications(proc) ends it and counts."""
+    cmd = [harness.pg_bindir() + "/psql", "-h", "127.0.0.1", "-p", harness.PG_PORT, "-U",
+           "postgres", "-d", srv.pg_dbname, "-X", "-A", "-t", "-q"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc.stdin.write("LISTEN journal_ai;\nSELECT 'listening';\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "listening"
+    return proc
+
+
+def notifications(proc):
+    out, _ = proc.communicate("SELECT 'end';\n\\q\n", timeout=60)
+    return sum(1 for line in out.splitlines() if line.startswith("Asynchronous notification"))
+
+
 def wait_events(srv, key, group, secs):
     out = {}
 
@@ -109,12 +126,14 @@ def wait_events(srv, key, group, secs):
         out["text"] = harness.pg_run("psql", "-d", "postgres", "-X", "-A", "-t", "-q",
                                      "-v", "ON_ERROR_STOP=1", "-c", sql).stdout
 
+    listener = listen(srv)
     t = threading.Thread(target=sample)
     t.start()
     cmd = ["wrk", "-t2", f"-c{CONNS}", f"-d{secs}s", "--latency", "-s", str(LUA),
            srv.base_url + "/api/v1/entries", "--", key, str(group)]
     wrk = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     t.join()
+    sent = notifications(listener)
     rows = [line.split("|") for line in out["text"].split("\n") if "|" in line]
     n = sum(int(c) for w, c in rows if not w.startswith(" ")) or 1
     rps = re.search(r"Requests/sec:\s+([\d.]+)", wrk).group(1)
@@ -122,6 +141,9 @@ def wait_events(srv, key, group, secs):
     errs = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
     print(f"wrk {CONNS} connections {secs}s: {rps} req/s, p99 {p99}, "
           f"{errs.group(1) if errs else 0} error answers")
+    posts = int(re.search(r"(\d+) requests in", wrk).group(1))
+    print(f"notifications on journal_ai: {sent} for {posts} POSTs"
+          f" ({sent / max(posts, 1):.2f} per POST)")
     print(f"wait events of active backends ({n} samples every {SAMPLE_MS} ms):")
     for w, c in rows:
         print(f"  {100 * int(c) / n:5.1f} %  {w}")  # a lock's line: which one the waits were for

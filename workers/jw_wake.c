@@ -1,8 +1,9 @@
 /* Being told that work may be due, without polling the job tables.
  *
- * PostgreSQL: LISTEN on the queue's channel, on the worker's own connection. A trigger on
- * ai_jobs notifies for every job that becomes pending (whoever writes it), and NOTIFY is
- * delivered at commit, so the job is visible when the notification arrives.
+ * PostgreSQL: LISTEN on the queue's channel, on the worker's own connection. Every writer of
+ * the core that makes a job wait notifies after its COMMIT (jr_queue_wake), so the job is
+ * visible when the notification arrives; a writer outside the core that does not notify, or a
+ * process that died before its NOTIFY, is left to the safety poll.
  *
  * SQLite has no notifications between processes. Every commit writes the -wal file next to
  * the database, so an inotify watch on the database's directory hears every writer (the

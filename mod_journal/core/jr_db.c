@@ -556,6 +556,24 @@ void jr_db_begin_lazy(jr_db_t *db)
     db->tx_lazy = 1;
 }
 
+static void after_commit(jr_db_t *db)
+{
+    unsigned marks = db->commit_marks;
+    db->commit_marks = 0;
+    if (marks && db->after_commit) {
+        db->after_commit(db, marks);
+    }
+}
+
+void jr_db_after_commit(jr_db_t *db, jr_db_after_commit_fn *fn, unsigned mark)
+{
+    db->after_commit = fn;
+    db->commit_marks |= mark;
+    if (!db->in_tx) {
+        after_commit(db);
+    }
+}
+
 apr_status_t jr_db_commit(jr_db_t *db)
 {
     apr_status_t rv;
@@ -569,6 +587,7 @@ apr_status_t jr_db_commit(jr_db_t *db)
     }
     db->in_tx = 0;
     write_leave(db);
+    after_commit(db);
     return APR_SUCCESS;
 }
 
@@ -576,6 +595,7 @@ void jr_db_rollback(jr_db_t *db)
 {
     db->tx_lazy = 0;
     db->in_tx = 0;
+    db->commit_marks = 0;
     db->be->plain(db, "ROLLBACK", 1);
     write_leave(db);
 }

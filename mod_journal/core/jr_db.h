@@ -111,6 +111,14 @@ void jr_db_begin_lazy(jr_db_t *db);
 apr_status_t jr_db_commit(jr_db_t *db);
 void jr_db_rollback(jr_db_t *db);
 
+/* Work that must follow the transaction's COMMIT, not precede it (waking the workers: what a
+ * transaction does before its COMMIT can hold its commit back, jr_jobs.h). fn runs once, on
+ * this connection, right after the COMMIT succeeds, with the OR of the marks set during the
+ * transaction; a rollback drops them. Outside a transaction (the write has committed) fn runs
+ * at once. One fn per connection: the last one given is called. */
+typedef void jr_db_after_commit_fn(jr_db_t *db, unsigned marks);
+void jr_db_after_commit(jr_db_t *db, jr_db_after_commit_fn *fn, unsigned mark);
+
 /* Checks the connection (apr_dbd_check_conn: libpq resets a broken one) and runs a plain
  * statement without parameters (health checks). */
 apr_status_t jr_db_ping(jr_db_t *db);

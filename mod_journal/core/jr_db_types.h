@@ -37,6 +37,9 @@ typedef struct jr_db {
     int in_tx;
     int tx_lazy; /* jr_db_begin_lazy: the first writing statement begins the transaction */
     void *wq;    /* SQLite: the write queue this connection holds (jr_wqueue.h), NULL when none */
+    /* What must follow this transaction's COMMIT on this connection (jr_db_after_commit). */
+    void (*after_commit)(struct jr_db *db, unsigned marks);
+    unsigned commit_marks;
     /* The last failure: its class, the engine's code, and its message for logs (never data
      * of a request: the messages name statements, tables and constraints). */
     jr_db_error_e error;

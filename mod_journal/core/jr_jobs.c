@@ -1,10 +1,12 @@
 /* See jr_jobs.h. Times are the project's ISO 8601 text (second precision), compared as text:
  * a back-off ends on the next whole second at the earliest, never early. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <apr_atomic.h>
 #include <apr_strings.h>
 
 #include "jr_jobs.h"
@@ -12,7 +14,7 @@
 #include "jr_stmts.h"
 #include "jr_util.h"
 
-const jr_queue_t jr_queue_ai = JR_QUEUE_DEF(AI, "ai", "journal_ai", 3);
+const jr_queue_t jr_queue_ai = JR_QUEUE_DEF(AI, "ai", "journal_ai", "pending", 3);
 
 const char *jr_job_owner(apr_pool_t *p, const char *host, long pid, unsigned long n)
 {
@@ -75,6 +77,9 @@ int jr_job_settle(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job_t *job, const
                    JR_ARGS(status, not_before(p, run_after), error, refund ? "1" : "0",
                            jr_now_iso(p), jr_i64(p, job->id), job->owner)) != APR_SUCCESS) {
         return -1;
+    }
+    if (n == 1 && !strcmp(status, q->waiting)) {
+        jr_queue_wake(ctx->db, q->channel); /* a retry or a job given back: any worker may take it */
     }
     return n == 1;
 }
@@ -182,15 +187,83 @@ long long jr_job_backoff(int attempt, long long retry_after)
     return delay;
 }
 
+/* The channels a wake-up can name, one bit each in the marks of jr_db_after_commit. */
+static const char *const wake_channels[] = {"journal_ai", "journal_photo"};
+#define WAKE_CHANNELS (sizeof(wake_channels) / sizeof(wake_channels[0]))
+
+/* The channels whose NOTIFY this process owes: the commit that makes it non-zero sends it. */
+static volatile apr_uint32_t wake_pending;
+/* Held while this process's NOTIFY runs: one in flight, at most one waiting behind it. */
+static pthread_mutex_t wake_sending = PTHREAD_MUTEX_INITIALIZER;
+
+static void wake_send(jr_db_t *db, apr_uint32_t bits)
+{
+    const char *ch[2] = {NULL, NULL};
+    apr_pool_t *p;
+    jr_rows_t *rows;
+    size_t i;
+    int n = 0;
+    for (i = 0; i < WAKE_CHANNELS; ++i) {
+        if (bits & (1u << i)) {
+            ch[n++] = wake_channels[i];
+        }
+    }
+    if (n == 0 || apr_pool_create(&p, db->pool) != APR_SUCCESS) {
+        return;
+    }
+    /* Two identical notifications of one transaction are delivered as one. */
+    if (jr_db_select(db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(ch[0], ch[n - 1])) !=
+        APR_SUCCESS) {
+        JR_LOG(JR12160, 0,
+               "the workers could not be told of new jobs on %s%s%s (NOTIFY failed: %s); "
+               "their safety poll finds them",
+               ch[0], n > 1 ? " and " : "", n > 1 ? ch[1] : "",
+               db->last_error ? db->last_error : "unknown error");
+    }
+    apr_pool_destroy(p);
+}
+
+/* After a COMMIT that queued work (jr_db_after_commit). Every commit must be followed by a
+ * NOTIFY that starts after it; one NOTIFY serves every commit that ended before it starts.
+ * So a commit that finds a NOTIFY owed and not yet started adds its channels and leaves: the
+ * owner takes the owed channels (and clears them) only once it may send, after this commit.
+ * The NOTIFY's transaction takes the lock that orders notifications, like the writers' used
+ * to, so it must not be one per commit under load. */
+static void wake_after_commit(jr_db_t *db, unsigned marks)
+{
+    apr_uint32_t old;
+    do {
+        old = apr_atomic_read32(&wake_pending);
+    } while (apr_atomic_cas32(&wake_pending, old | (apr_uint32_t)marks, old) != old);
+    if (old != 0) {
+        return;
+    }
+    pthread_mutex_lock(&wake_sending);
+    wake_send(db, apr_atomic_xchg32(&wake_pending, 0));
+    pthread_mutex_unlock(&wake_sending);
+}
+
+void jr_queue_wake(jr_db_t *db, const char *channel)
+{
+    size_t i;
+    /* SQLite: the workers hear every commit (an inotify watch on the database's files). */
+    if (db->dialect != JR_DB_PGSQL) {
+        return;
+    }
+    for (i = 0; i < WAKE_CHANNELS; ++i) {
+        if (!strcmp(channel, wake_channels[i])) {
+            jr_db_after_commit(db, wake_after_commit, 1u << i);
+        }
+    }
+}
+
 apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel)
 {
     apr_pool_t *p = ctx->pool;
-    jr_rows_t *rows;
     if (jr_db_exec(ctx->db, p, JR_Q_SIGNAL_BUMP, NULL, JR_ARGS(jr_now_iso(p), channel)) !=
-            APR_SUCCESS ||
-        (ctx->db->dialect == JR_DB_PGSQL &&
-         jr_db_select(ctx->db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(channel)) != APR_SUCCESS)) {
+        APR_SUCCESS) {
         return APR_EGENERAL;
     }
+    jr_queue_wake(ctx->db, channel);
     return APR_SUCCESS;
 }

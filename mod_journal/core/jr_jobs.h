@@ -11,6 +11,7 @@
 typedef struct {
     const char *name;    /* for logs: "ai" */
     const char *channel; /* worker_signals name and PostgreSQL LISTEN channel */
+    const char *waiting; /* the status of a job that waits for a worker: "pending", "queued" */
     int max_attempts;    /* a claim beyond this fails the job (spec 8: 3) */
     /* Statements. claim_*: (owner, lease_until, now, due_before, limit), RETURNING id,
      * entity_type, entity_id, branch_id, attempts. renew: (lease_until, now, id, owner).
@@ -21,8 +22,8 @@ typedef struct {
 } jr_queue_t;
 
 /* The jr_queue_t of the statements JR_QUEUE_STMTS (jr_jobs_sql.h) made with the same ID. */
-#define JR_QUEUE_DEF(ID, name, channel, max_attempts)                                              \
-    {name,                     channel,           max_attempts,       JR_Q_##ID##_CLAIM_EXPIRED, \
+#define JR_QUEUE_DEF(ID, name, channel, waiting, max_attempts)                                     \
+    {name,                     channel, waiting,  max_attempts,       JR_Q_##ID##_CLAIM_EXPIRED, \
      JR_Q_##ID##_CLAIM_PENDING, JR_Q_##ID##_RENEW, JR_Q_##ID##_SETTLE, JR_Q_##ID##_DUE,            \
      JR_Q_##ID##_HELD,          JR_Q_##ID##_EXPIRE}
 
@@ -52,6 +53,7 @@ apr_status_t jr_jobs_claim(jr_ctx_t *ctx, const jr_queue_t *q, const char *owner
 
 /* In the caller's transaction: moves a job still held by job->owner out of 'processing'.
  * run_after 0 means at once; refund gives the claim's attempt back (a released or stale job).
+ * A job that waits again (status q->waiting) wakes the workers after the commit.
  * 1 when the lease was still ours and the row changed, 0 when another worker holds the job
  * now (or it is gone), -1 on a database error. */
 int jr_job_settle(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job_t *job, const char *status,
@@ -71,8 +73,18 @@ apr_status_t jr_jobs_due(jr_ctx_t *ctx, const jr_queue_t *q, int *ready, apr_tim
  * The number expired, or -1 on a database error. */
 int jr_jobs_reclaim_dead(jr_ctx_t *ctx, const jr_queue_t *q, const char *host, long self_pid);
 
-/* Bumps a worker channel's generation and, on PostgreSQL, notifies it, in the caller's
- * transaction: the workers look at their queues once it commits. */
+/* Wakes the workers of a channel ("journal_ai", "journal_photo") once the caller's write
+ * transaction on db commits: every writer that makes a job wait for a worker calls it (in the
+ * transaction, or after its autocommitted write). PostgreSQL: a NOTIFY after the COMMIT, in a
+ * transaction of its own, not inside the writer's: a transaction that notifies takes a
+ * database-wide lock at commit and holds it until its commit is flushed, so notifying writers
+ * would commit one at a time. The concurrent commits of a process share one NOTIFY (docs/
+ * worker.md, "Wake-ups"). A process that dies between the COMMIT and the NOTIFY leaves the
+ * job to the workers' safety poll. SQLite: nothing, the workers hear every commit. */
+void jr_queue_wake(jr_db_t *db, const char *channel);
+
+/* In the caller's transaction: bumps a worker channel's generation (a counter that every
+ * client can read) and wakes its workers after the commit (jr_queue_wake). */
 apr_status_t jr_queue_signal(jr_ctx_t *ctx, const char *channel);
 
 /* Seconds to wait before the next attempt after a failed one: 2^attempt (2 s, 4 s, ...,

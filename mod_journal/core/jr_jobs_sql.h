@@ -44,8 +44,12 @@
     JR_QUEUE_STMTS(X, AI, "ai_jobs", "pending", "", JR_QUEUE_RETURNING)                            \
     X(SIGNAL_BUMP,                                                                                 \
       "UPDATE worker_signals SET generation = generation + 1, updated_at = %s WHERE name = %s")    \
-    /* PostgreSQL only (the worker LISTENs); SQLite workers watch the generation. */               \
-    X(SIGNAL_NOTIFY, "SELECT %s AS ok", "SELECT pg_notify(%s, '') IS NULL AS ok")                  \
+    /* PostgreSQL only, after the writers' COMMIT (jr_queue_wake): one or two channels in one     \
+     * transaction of its own, not flushed before it answers (it carries nothing durable), so     \
+     * the lock that orders notifications is held for a moment, not for a WAL flush. */          \
+    X(SIGNAL_NOTIFY, "SELECT %s AS a, %s AS b",                                                    \
+      "SELECT set_config('synchronous_commit', 'off', true) AS a, pg_notify(%s, '') IS NULL"      \
+      " AS b, pg_notify(%s, '') IS NULL AS c")                                                     \
     /* end of JR_JOBS_STMTS */
 
 #endif

@@ -159,7 +159,9 @@
     /* SQLite's write path */                                                                 \
     X(JR12120, WARN)                                                                          \
     /* the read path */                                                                       \
-    X(JR12140, DEBUG)
+    X(JR12140, DEBUG)                                                                         \
+    /* the workers' wake-ups after commit */                                                  \
+    X(JR12160, WARN)
 /* clang-format on */
 
 #endif

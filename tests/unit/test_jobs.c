@@ -539,6 +539,45 @@ START_TEST(settings_by_id)
 }
 END_TEST
 
+/* What jr_queue_wake rests on: the marks of a transaction reach the function after its COMMIT,
+ * once, together; a rollback drops them; outside a transaction they are handed at once. */
+static unsigned after_marks;
+static int after_calls, after_in_tx;
+
+static void record_after_commit(jr_db_t *db, unsigned marks)
+{
+    after_marks |= marks;
+    after_calls++;
+    after_in_tx = db->in_tx;
+}
+
+START_TEST(after_commit_marks_follow_the_commit)
+{
+    after_marks = 0;
+    after_calls = 0;
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    jr_db_after_commit(fx_db, record_after_commit, 1);
+    jr_db_after_commit(fx_db, record_after_commit, 2);
+    ck_assert_int_eq(after_calls, 0);
+    ck_assert_int_eq(jr_db_commit(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(after_calls, 1);
+    ck_assert_uint_eq(after_marks, 3);
+    ck_assert_int_eq(after_in_tx, 0);
+    /* a rollback drops them; the next commit has none */
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    jr_db_after_commit(fx_db, record_after_commit, 4);
+    jr_db_rollback(fx_db);
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_commit(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(after_calls, 1);
+    /* outside a transaction the write has committed: at once */
+    after_marks = 0;
+    jr_db_after_commit(fx_db, record_after_commit, 8);
+    ck_assert_int_eq(after_calls, 2);
+    ck_assert_uint_eq(after_marks, 8);
+}
+END_TEST
+
 Suite *suite_jobs(void)
 {
     Suite *s = suite_create("jobs");
@@ -558,6 +597,7 @@ Suite *suite_jobs(void)
     tcase_add_test(tc, dead_workers_jobs_come_back);
     tcase_add_test(tc, backoff);
     tcase_add_test(tc, requeue_resets_the_claim);
+    tcase_add_test(tc, after_commit_marks_follow_the_commit);
     tcase_add_test(tc, entry_revert);
     tcase_add_test(tc, events_trim);
     tcase_add_test(tc, two_connections_race);

@@ -273,6 +273,7 @@ static int enqueue(jr_ctx_t *ctx, const json_t *in, jr_result_t *res, int ai)
                  jr_json_own(p, json_pack("[s,s]", "action", "params"))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
+    jr_queue_wake(ctx->db, "journal_photo");
     return reply_job(ctx, res, 202, entry, job);
 }
 

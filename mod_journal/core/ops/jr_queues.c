@@ -1,5 +1,5 @@
 /* The queues the worker daemon consumes: AI text checks (entries, lesson reports) and photo
- * jobs. Wake-ups bump a generation the worker waits on (and NOTIFY on PostgreSQL);
+ * jobs. Wake-ups bump a generation (and NOTIFY after the commit on PostgreSQL);
  * requeueing puts failed jobs back, limited to the caller's branches. */
 #include <string.h>
 
@@ -18,8 +18,13 @@ apr_status_t jr_ai_queue(jr_ctx_t *ctx, const char *entity_type, long long id, l
 {
     apr_pool_t *p = ctx->pool;
     const char *now = jr_now_iso(p);
-    return jr_db_exec(ctx->db, p, JR_Q_AI_JOB_OPEN, NULL,
-                      JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now));
+    if (jr_db_exec(ctx->db, p, JR_Q_AI_JOB_OPEN, NULL,
+                   JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now)) !=
+        APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    jr_queue_wake(ctx->db, "journal_ai");
+    return APR_SUCCESS;
 }
 
 apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id, long long branch)
