@@ -175,6 +175,41 @@ START_TEST(search_plans_use_the_index)
 }
 END_TEST
 
+/* Executed again with new arguments, as every request binds its own, a search statement runs
+ * the plan it was prepared with: SQLite prepares a statement anew when a parameter its plan
+ * read is bound again (a LIKE's bare pattern is one), which cost more than the index lookup. */
+START_TEST(search_statements_are_not_prepared_again_per_execution)
+{
+    static const jr_stmt_id_t ids[] = {JR_Q_ENTRIES_SEARCH, JR_Q_ENTRIES_LIST, JR_Q_ENTRIES_COUNT};
+    size_t i;
+    int round, k;
+    sqlite3_stmt *st = NULL;
+    dbt_open_ready();
+    for (i = 0; i < sizeof(ids) / sizeof(ids[0]); ++i) {
+        ck_assert_int_eq(sqlite3_prepare_v2(dbt_native(),
+                                            jr_db_placeholders(dbt_pool,
+                                                               jr_stmt_sql(ids[i], JR_DB_SQLITE), 0),
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        for (round = 0; round < 3; ++round) {
+            /* Valid for every parameter: a full-text query, a pattern, a scope, a number. */
+            for (k = 1; k <= sqlite3_bind_parameter_count(st); ++k) {
+                ck_assert_int_eq(sqlite3_bind_text(st, k, round ? "\"abd\"" : "\"abc\"", -1,
+                                                   SQLITE_STATIC),
+                                 SQLITE_OK);
+            }
+            while (sqlite3_step(st) == SQLITE_ROW) {
+            }
+            ck_assert_int_eq(sqlite3_reset(st), SQLITE_OK);
+        }
+        ck_assert_msg(sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0) == 0,
+                      "%s: prepared again %d times", jr_stmt_label(ids[i]),
+                      sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0));
+        sqlite3_finalize(st);
+    }
+}
+END_TEST
+
 START_TEST(search_page_ids_are_the_newest_below_the_cursor)
 {
     /* In any order, as the statements aggregate them; newest first, offset skipped, fetch
@@ -201,6 +236,7 @@ Suite *suite_search(void)
     tcase_add_test(tc, search_term_asks_the_index_for_word_beginnings);
     tcase_add_test(tc, search_term_windows_stay_inside_the_term);
     tcase_add_test(tc, search_plans_use_the_index);
+    tcase_add_test(tc, search_statements_are_not_prepared_again_per_execution);
     tcase_add_test(tc, search_page_ids_are_the_newest_below_the_cursor);
     return s;
 }
