@@ -23,6 +23,12 @@ typedef enum {
  * parameters are cast explicitly (harmless on SQLite). */
 #define JR_INT "CAST(%s AS BIGINT)"
 
+/* A LIKE pattern parameter on SQLite: an expression, never a bare parameter. SQLite's LIKE
+ * optimisation reads a bare parameter's value while planning and then marks the statement as
+ * expired whenever that parameter is bound again, so every execution prepared the statement
+ * anew (docs/architecture.md §7.13). */
+#define JR_PATTERN_SQLITE "CAST(%s AS TEXT)"
+
 /* Branch scope of the caller: takes the identity's branch list (a JSON array of ids, or
  * NULL for every branch) twice. See jr_scope_args(). */
 #define JR_SCOPE_SQLITE(col) \

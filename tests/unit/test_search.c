@@ -180,7 +180,11 @@ END_TEST
  * read is bound again (a LIKE's bare pattern is one), which cost more than the index lookup. */
 START_TEST(search_statements_are_not_prepared_again_per_execution)
 {
-    static const jr_stmt_id_t ids[] = {JR_Q_ENTRIES_SEARCH, JR_Q_ENTRIES_LIST, JR_Q_ENTRIES_COUNT};
+    static const jr_stmt_id_t ids[] = {
+        JR_Q_ENTRIES_SEARCH,  JR_Q_ENTRIES_LIST,          JR_Q_ENTRIES_COUNT,
+        JR_Q_STUDENTS_LIST,   JR_Q_STUDENTS_SEARCH,       JR_Q_STUDENTS_SEARCH_COUNT,
+        JR_Q_STUDENTS_COUNT,  JR_Q_MODULES_LIST,          JR_Q_MODULES_SEARCH,
+        JR_Q_MODULES_SEARCH_COUNT, JR_Q_MODULES_COUNT};
     size_t i;
     int round, k;
     sqlite3_stmt *st = NULL;

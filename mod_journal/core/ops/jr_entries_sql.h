@@ -19,12 +19,7 @@
     " AND (CAST(%s AS TEXT) IS NULL OR lower(e.student_name) = lower(%s))"                         \
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at >= %s)"                                        \
     " AND (CAST(%s AS TEXT) IS NULL OR e.created_at < %s)"
-/* The term's pattern, PAT: on SQLite an expression (ENTRY_PATTERN_SQLITE), not a bare
- * parameter. SQLite's LIKE optimisation reads a bare parameter's value while planning and then
- * marks the statement as expired whenever that parameter is bound again, so every execution
- * prepared the statement anew (0.38 M instructions, three times the index lookup of a search
- * that matches nothing, §7.13). */
-#define ENTRY_PATTERN_SQLITE "CAST(%s AS TEXT)"
+/* The term's pattern, PAT: JR_PATTERN_SQLITE on SQLite (jr_stmts.h), "%s" on PostgreSQL. */
 #define ENTRY_LIKE(LIKE, PAT)                                                                      \
     "(e.student_name " LIKE " " PAT " ESCAPE '\\' OR e.description " LIKE " " PAT " ESCAPE '\\')"
 /* ... and the search, optional (a term too short for the index, or none: a scan). */
@@ -39,7 +34,7 @@
  * planner cannot add every trigram of the term back as a second index scan. Neither may sit
  * behind "$n IS NULL OR", which a generic plan could not use an index for. */
 #define ENTRY_SEARCH_SQLITE                                                                        \
-    ENTRY_WHERE " AND entries_fts MATCH %s AND " ENTRY_LIKE("LIKE", ENTRY_PATTERN_SQLITE) " AND "
+    ENTRY_WHERE " AND entries_fts MATCH %s AND " ENTRY_LIKE("LIKE", JR_PATTERN_SQLITE) " AND "
 #define ENTRY_SEARCH_PG                                                                            \
     ENTRY_WHERE " AND (e.student_name || ' ' || e.description) ILIKE %s ESCAPE '\\'"               \
                 " AND " ENTRY_LIKE("ILIKE", "%s") " AND "
@@ -68,12 +63,12 @@
       "SELECT " ENTRY_TOTAL_PLAIN(JR_SCOPE_PG) ", " ENTRY_COLS ENTRY_FROM                           \
       " WHERE e.deleted_at IS NULL AND " JR_SCOPE_PG("e.branch_id") ENTRY_PAGE)                     \
     X(ENTRIES_LIST,                                                                                \
-      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE", ENTRY_PATTERN_SQLITE)                   \
+      "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("LIKE", JR_PATTERN_SQLITE)                   \
           JR_SCOPE_SQLITE("e.branch_id") ENTRY_PAGE,                                               \
       "SELECT " ENTRY_COLS ENTRY_FROM ENTRY_FILTER("ILIKE", "%s") JR_SCOPE_PG("e.branch_id")       \
           ENTRY_PAGE)                                                                              \
     X(ENTRIES_COUNT,                                                                               \
-      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE", ENTRY_PATTERN_SQLITE)             \
+      "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("LIKE", JR_PATTERN_SQLITE)             \
           JR_SCOPE_SQLITE("e.branch_id"),                                                          \
       "SELECT COUNT(*) AS n FROM entries e" ENTRY_FILTER("ILIKE", "%s")                            \
           JR_SCOPE_PG("e.branch_id"))                                                              \

@@ -7,21 +7,22 @@
     "m.id, m.name, m.lessons_count, m.description, m.created_at, m.updated_at,"                    \
     " (SELECT COUNT(*) FROM entries e WHERE e.module_id = m.id AND e.deleted_at IS NULL)"          \
     " AS entries_count"
-#define MODULE_LIKE(LIKE)                                                                          \
-    "(m.name " LIKE " %s ESCAPE '\\' OR m.description " LIKE " %s ESCAPE '\\')"
+#define MODULE_LIKE(LIKE, PAT)                                                                     \
+    "(m.name " LIKE " " PAT " ESCAPE '\\' OR m.description " LIKE " " PAT " ESCAPE '\\')"
 #define MODULE_FILTER_SQLITE                                                                       \
     " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR"                  \
-    " " MODULE_LIKE("LIKE") ")"
+    " " MODULE_LIKE("LIKE", JR_PATTERN_SQLITE) ")"
 #define MODULE_FILTER_PG                                                                           \
     " FROM modules m WHERE m.deleted_at IS NULL AND (CAST(%s AS TEXT) IS NULL OR"                  \
-    " " MODULE_LIKE("ILIKE") ")"
+    " " MODULE_LIKE("ILIKE", "%s") ")"
 /* The indexed search, with the same arguments (see ENTRY_SEARCH_SQLITE in jr_entries_sql.h). */
 #define MODULE_SEARCH_SQLITE                                                                       \
     " FROM modules_fts CROSS JOIN modules m ON m.id = modules_fts.rowid"                           \
-    " WHERE m.deleted_at IS NULL AND modules_fts MATCH %s AND " MODULE_LIKE("LIKE")
+    " WHERE m.deleted_at IS NULL AND modules_fts MATCH %s AND "                                    \
+    MODULE_LIKE("LIKE", JR_PATTERN_SQLITE)
 #define MODULE_SEARCH_PG                                                                           \
     " FROM modules m WHERE m.deleted_at IS NULL AND CAST(%s AS TEXT) IS NOT NULL AND "             \
-    MODULE_LIKE("ILIKE")
+    MODULE_LIKE("ILIKE", "%s")
 /* The cursor's position (name, id), then the page. */
 #define MODULE_PAGE                                                                                \
     " AND (CAST(%s AS TEXT) IS NULL OR m.name > %s OR (m.name = %s"                                \

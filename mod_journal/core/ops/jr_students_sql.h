@@ -12,12 +12,14 @@
 #define STUDENT_JOIN_GROUP " JOIN study_groups g ON g.id = s.group_id"
 #define STUDENT_FILTER                                                                             \
     " FROM students s" STUDENT_JOIN_GROUP STUDENT_WHERE                                            \
-    " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE %s ESCAPE '\\') AND "
+    /* the pattern as an expression for SQLite's sake (jr_stmts.h); the same to PostgreSQL */  \
+    " AND (CAST(%s AS TEXT) IS NULL OR s.name_key LIKE " JR_PATTERN_SQLITE " ESCAPE '\\') AND "
 /* The indexed search, with the same arguments (the first search argument is the full-text
  * phrase; see ENTRY_SEARCH_SQLITE in jr_entries_sql.h). */
 #define STUDENT_SEARCH_SQLITE                                                                      \
     " FROM students_fts CROSS JOIN students s ON s.id = students_fts.rowid" STUDENT_JOIN_GROUP     \
-    STUDENT_WHERE " AND students_fts MATCH %s AND s.name_key LIKE %s ESCAPE '\\' AND "
+    STUDENT_WHERE " AND students_fts MATCH %s AND s.name_key LIKE " JR_PATTERN_SQLITE                \
+    " ESCAPE '\\' AND "
 #define STUDENT_SEARCH_PG                                                                          \
     " FROM students s" STUDENT_JOIN_GROUP STUDENT_WHERE                                            \
     " AND CAST(%s AS TEXT) IS NOT NULL AND s.name_key LIKE %s ESCAPE '\\' AND "
