@@ -17,12 +17,13 @@ started=$(date +%s)
 
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
-MIN_UNIT=345
-MIN_API_SQLITE=1075
-MIN_API_PGSQL=1075
-# Under the sanitizers one test less runs: test_memory's RSS bound is for release builds.
-MIN_API_SQLITE_SANITIZED=1074
-MIN_API_PGSQL_SANITIZED=1074
+MIN_UNIT=348
+MIN_API_SQLITE=1084
+MIN_API_PGSQL=1086
+# Under the sanitizers three tests fewer run: test_memory's RSS bound and test_malloc_arenas are
+# about glibc's malloc, which AddressSanitizer replaces.
+MIN_API_SQLITE_SANITIZED=1081
+MIN_API_PGSQL_SANITIZED=1083
 MIN_GUIDE_EXAMPLES=44
 
 # Whatever the caller's environment says, make check runs everything: Check's selection
