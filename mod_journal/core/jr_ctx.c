@@ -295,5 +295,12 @@ int jr_err_write(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
         jr_error_code(res, "duplicate");
         return res->status;
     }
+    /* The op checked every record it refers to before its write, outside the transaction
+     * (the road begins it at the first write): one deleted meanwhile, by another request or a
+     * restore, is a conflict of the two, not a fault of the server. */
+    if (jr_db_error(ctx->db) == JR_DB_E_FOREIGN_KEY) {
+        return jr_err_conflict(ctx, res, "a record this change refers to was removed "
+                                         "meanwhile; read it again and retry");
+    }
     return jr_err_internal(ctx, res);
 }

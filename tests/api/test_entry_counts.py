@@ -80,7 +80,7 @@ class Journal:
         with self.lock:
             return rnd.choice(self.ids) if self.ids else None
 
-    def work(self, kind, seed, stop_on_401=False):
+    def work(self, kind, seed, stop_on_401=False, also_ok=()):
         """One connection's share: OPS creates, trashes, restores or moves."""
         http, rnd = requests.Session(), random.Random(seed)
         base, key = self.srv.base_url, {"X-Api-Key": self.key}
@@ -104,13 +104,13 @@ class Journal:
                 if stop_on_401 and status == 401:
                     return  # a restore ended this key
                 # 404: trashed or restored meanwhile, or not in the trash (a live entry).
-                if status not in (200, 201, 204, 404):
+                if status not in (200, 201, 204, 404) + tuple(also_ok):
                     self.failures.append((kind, entry, status))
         finally:
             http.close()
 
-    def run(self, kinds, stop_on_401=False, during=None):
-        threads = [threading.Thread(target=self.work, args=(k, n, stop_on_401))
+    def run(self, kinds, stop_on_401=False, during=None, also_ok=()):
+        threads = [threading.Thread(target=self.work, args=(k, n, stop_on_401, also_ok))
                    for n, k in enumerate(kinds)]
         for t in threads:
             t.start()
@@ -151,7 +151,10 @@ def test_count_right_after_a_restore_with_writers_running(fresh_server):
         assert_json(r, 200)
         srv._admin_token = None  # the restore ended every session: log in again
 
-    j.run(["create", "create", "trash", "move"], stop_on_401=True, during=restore)
+    # A write checked before the restore and written after it may refer to a record the
+    # restore removed (a student made since the backup): 409, and the failed statement's line.
+    srv.allowed_log_patterns.append(r"JR01005: statement entry_\w+ failed: (FOREIGN KEY|.*violates foreign key)")
+    j.run(["create", "create", "trash", "move"], stop_on_401=True, during=restore, also_ok=(409,))
     # Entries written after the restore stay; the keys (dropped by it) are made again.
     for b in j.branches:
         b["key"] = make_key(srv, [b["id"]])

@@ -8,6 +8,7 @@
 #include "ops_fixture.h"
 #include "jr_auth.h"
 #include "jr_settings.h"
+#include "jr_util.h"
 
 static int committed_hooks, rolled_back_hooks, in_tx_seen;
 
@@ -147,6 +148,28 @@ START_TEST(standard_answers)
 }
 END_TEST
 
+/* A write that refers to a record deleted since the op checked it (the checks run before the
+ * transaction begins) answers 409, not 500. */
+START_TEST(a_write_to_a_record_removed_meanwhile_is_a_conflict)
+{
+    jr_result_t res;
+    jr_rows_t *rows;
+    long long b = fx_new_branch("Gone branch"), g = fx_new_group("Gone soon", b);
+    const char *now = jr_now_iso(fx_pool);
+    jr_result_init(&res, fx_pool);
+    /* The group as the op saw it, and a module that has gone since. */
+    ck_assert_int_ne(jr_db_select(fx_db, fx_pool, JR_Q_ENTRY_INSERT, &rows,
+                                  JR_ARGS("Late", NULL, jr_i64(fx_pool, g), jr_i64(fx_pool, b),
+                                          "", "999999", NULL, now, now, NULL, NULL)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(jr_db_error(fx_db), JR_DB_E_FOREIGN_KEY);
+    ck_assert_int_eq(jr_err_write(&fx_ctx, &res, "taken"), 409);
+    ck_assert_str_eq(fx_error(&res),
+                     "a record this change refers to was removed meanwhile; read it again and "
+                     "retry");
+}
+END_TEST
+
 /* Routes that change and still run outside the road's transaction: login and logout write one
  * statement at a time, a share link's password writes its ban in a transaction of its own
  * (as login's), and a backup or a restore runs its own transactions (jr_backup.h). */
@@ -224,6 +247,7 @@ Suite *suite_road(void)
     tcase_add_test(tc, tx_run_commits_or_rolls_back);
     tcase_add_test(tc, tx_run_keeps_the_road_armed);
     tcase_add_test(tc, standard_answers);
+    tcase_add_test(tc, a_write_to_a_record_removed_meanwhile_is_a_conflict);
     tcase_add_test(tc, route_rows_carry_their_data);
     tcase_add_test(tc, no_route_answers);
     return s;
