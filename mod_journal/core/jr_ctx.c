@@ -295,12 +295,14 @@ int jr_err_write(jr_ctx_t *ctx, jr_result_t *res, const char *conflict_msg)
         jr_error_code(res, "duplicate");
         return res->status;
     }
-    /* The op checked every record it refers to before its write, outside the transaction
-     * (the road begins it at the first write): one deleted meanwhile, by another request or a
-     * restore, is a conflict of the two, not a fault of the server. */
+    /* The op checked the records its write depends on before the write, outside the
+     * transaction (the road begins it at the first write): a record it refers to removed
+     * meanwhile, or one added that now refers to a record being deleted, by another request or
+     * a restore, is a conflict of the two, not a fault of the server. A retry checks again
+     * and gets the op's own answer. */
     if (jr_db_error(ctx->db) == JR_DB_E_FOREIGN_KEY) {
-        return jr_err_conflict(ctx, res, "a record this change refers to was removed "
-                                         "meanwhile; read it again and retry");
+        return jr_err_conflict(ctx, res, "a record this change depends on was added or "
+                                         "removed meanwhile; read it again and retry");
     }
     return jr_err_internal(ctx, res);
 }

@@ -165,8 +165,8 @@ START_TEST(a_write_to_a_record_removed_meanwhile_is_a_conflict)
     ck_assert_int_eq(jr_db_error(fx_db), JR_DB_E_FOREIGN_KEY);
     ck_assert_int_eq(jr_err_write(&fx_ctx, &res, "taken"), 409);
     ck_assert_str_eq(fx_error(&res),
-                     "a record this change refers to was removed meanwhile; read it again and "
-                     "retry");
+                     "a record this change depends on was added or removed meanwhile; read it "
+                     "again and retry");
 }
 END_TEST
 
