@@ -80,7 +80,7 @@ static void sq_checkpoint(sqlite3 *conn, const char *schema, int wait_ms)
 
 /* Replaces SQLite's automatic checkpoint, which runs inside COMMIT: there every writer of
  * every process waits in the write queue while one copies the WAL into the database and
- * syncs both files (docs/architecture.md §7.19). A commit past the threshold only notes that
+ * syncs both files (docs/architecture.md §7.20). A commit past the threshold only notes that
  * a checkpoint is due, and sq_write_leave runs it once the queue is free.
  *
  * But the WAL starts over from its beginning only when a writer begins with every frame

@@ -79,7 +79,8 @@ int jr_job_settle(jr_ctx_t *ctx, const jr_queue_t *q, const jr_job_t *job, const
         return -1;
     }
     if (n == 1 && !strcmp(status, q->waiting)) {
-        jr_queue_wake(ctx->db, q->channel); /* a retry or a job given back: any worker may take it */
+        /* a retry or a job given back: any worker may take it */
+        jr_queue_wake(ctx->db, q->channel);
     }
     return n == 1;
 }

@@ -239,7 +239,9 @@ const char *jr_search_page_ids(apr_pool_t *p, const char *ids, const char *befor
     }
     qsort(below->elts, (size_t)below->nelts, sizeof(long long), newest_first);
     offset = offset < 0 ? 0 : offset;
-    fetch = offset >= below->nelts ? 0 : below->nelts - offset < fetch ? below->nelts - offset : fetch;
+    fetch = offset >= below->nelts            ? 0
+            : below->nelts - offset < fetch ? below->nelts - offset
+                                            : fetch;
     out = o = apr_palloc(p, (size_t)fetch * 21 + 3);
     *o++ = '[';
     for (i = 0; i < fetch; ++i) {

@@ -13,7 +13,8 @@
 #include "jr_util.h"
 
 /* The two queues' statements: JR_PHOTO_JOBS_RUN_STMTS (jr_photo_jobs_run_sql.h). */
-const jr_queue_t jr_queue_photo_ai = JR_QUEUE_DEF(PHOTO_AI, "photo_ai", "journal_photo", "queued", 3);
+const jr_queue_t jr_queue_photo_ai =
+    JR_QUEUE_DEF(PHOTO_AI, "photo_ai", "journal_photo", "queued", 3);
 const jr_queue_t jr_queue_photo_enhance =
     JR_QUEUE_DEF(PHOTO_ENHANCE, "photo_enhance", "journal_photo", "queued", 3);
 
