@@ -239,7 +239,8 @@ START_TEST(keys_refused_change_nothing)
 END_TEST
 
 /* The statements a new entry runs inside its transaction, by SQLite's trace: only writes and
- * the reads its events need; the settings are read before it and the answer after it. */
+ * the reads its events need; the settings are read before it, and the answer is the row the
+ * insert returns (no read of its own, inside or after). */
 static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after;
 
 static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
@@ -275,10 +276,56 @@ START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
     ck_assert_str_eq(jr_json_str(fx_json(res), "ai_status", ""), "pending");
     ck_assert_int_eq(count(jr_psprintf(fx_pool, "SELECT COUNT(*) FROM ai_jobs WHERE entity_id = %lld",
                                        fx_id(&res))), 1);
-    ck_assert_int_eq(answer_after, 1);
+    ck_assert_int_eq(answer_after, 0);
     ck_assert_int_eq(in_tx_answer, 0);
     ck_assert_int_eq(in_tx_settings, 0);
     ck_assert_int_eq(in_tx_updates, 0);
+}
+END_TEST
+
+/* The answer to a create or an update is the row its write returned: the same record a read
+ * gives, a new check pending, and an update of the text writes its pending status in the one
+ * UPDATE (no second one, which would fire the touch trigger and move updated_at again). */
+START_TEST(entries_answer_with_the_row_they_wrote)
+{
+    sqlite3 *conn = apr_dbd_native_handle(fx_db->driver, fx_db->handle);
+    long long module = atoll(fx_sql("INSERT INTO modules (name, created_at, updated_at)"
+                                    " VALUES ('Algebra', 'now', 'now') RETURNING id"));
+    jr_result_t res = fx_call(jr_op_entries_create,
+                              jr_psprintf(fx_pool,
+                                          "{\"student_name\": \"Ann\", \"group_id\": %lld, "
+                                          "\"module_id\": %lld, \"description\": \"one\"}",
+                                          group_id, module));
+    json_t *written, *read;
+    ck_assert_int_eq(res.status, 201);
+    written = fx_json(res);
+    ck_assert_str_eq(jr_json_str(written, "module_name", ""), "Algebra");
+    ck_assert_str_eq(jr_json_str(written, "ai_status", ""), "pending");
+    fx_set_id(&fx_ctx, fx_id(&res));
+    read = fx_json(fx_call(jr_op_entries_get, NULL));
+    ck_assert_msg(json_equal(written, read), "the create's answer differs from a read");
+
+    fx_sql("UPDATE entries SET ai_status = 'done'"); /* as the worker leaves a check */
+    fx_sql("UPDATE ai_jobs SET status = 'done'");
+    in_tx_settings = in_tx_updates = in_tx_answer = answer_after = 0;
+    sqlite3_trace_v2(conn, SQLITE_TRACE_STMT, trace_stmt, NULL);
+    res = fx_call(jr_op_entries_update, "{\"description\": \"two\"}");
+    sqlite3_trace_v2(conn, 0, NULL, NULL);
+    ck_assert_int_eq(res.status, 200);
+    written = fx_json(res);
+    ck_assert_str_eq(jr_json_str(written, "ai_status", ""), "pending");
+    ck_assert_str_eq(jr_json_str(written, "description", ""), "two");
+    ck_assert_int_eq(in_tx_updates, 1);
+    ck_assert_int_eq(in_tx_settings, 0);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM ai_jobs"), 2);
+    read = fx_json(fx_call(jr_op_entries_get, NULL));
+    ck_assert_msg(json_equal(written, read), "the update's answer differs from a read");
+
+    /* Unchanged text: no new check, the status stays. */
+    fx_sql("UPDATE entries SET ai_status = 'done'");
+    res = fx_call(jr_op_entries_update, "{\"student_name\": \"Anna\"}");
+    ck_assert_str_eq(jr_json_str(fx_json(res), "ai_status", ""), "done");
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM ai_jobs"), 2);
 }
 END_TEST
 
@@ -288,6 +335,7 @@ Suite *suite_ops_records(void)
     TCase *tc = fx_tcase(s, "entries", setup, fx_teardown);
     tcase_add_test(tc, entries_create_get_update_delete);
     tcase_add_test(tc, entries_create_holds_the_write_lock_only_for_its_writes);
+    tcase_add_test(tc, entries_answer_with_the_row_they_wrote);
     tcase_add_test(tc, entries_refused_change_nothing);
     tcase_add_test(tc, entries_outside_the_tutors_branches);
 

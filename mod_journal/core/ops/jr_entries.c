@@ -147,19 +147,34 @@ static int stream_entry(void *baton, const jr_rows_t *shape, const char *const *
     return 0;
 }
 
-static int reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+/* The first row of rows (ENTRY_COLS or ENTRY_RETURNING) as the answer. */
+static int reply_row(jr_ctx_t *ctx, jr_result_t *res, int status, const jr_rows_t *rows)
 {
     entry_cols_t cols;
-    jr_rows_t *rows;
     jr_jw_t w;
-    int st;
-    if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
-        return st;
-    }
     jr_jw_init(&w, ctx->pool, 1024);
     entry_cols(rows, &cols);
     entry_write(&w, rows->rows[0], &cols);
     return jr_reply_jw(res, status, &w);
+}
+
+static int reply_entry(jr_ctx_t *ctx, jr_result_t *res, int status, long long id)
+{
+    jr_rows_t *rows;
+    int st;
+    if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
+        return st;
+    }
+    return reply_row(ctx, res, status, rows);
+}
+
+/* A create's or update's answer, the row its write returned: the road's transaction ends
+ * first (a failed commit answers 503), so the answer is written without the write lock. The
+ * worker, woken by the commit, may move the entry on at once; the answer still shows what this
+ * request wrote (a new check as pending). */
+static int reply_written(jr_ctx_t *ctx, jr_result_t *res, int status, const jr_rows_t *rows)
+{
+    return jr_road_commit(ctx, res) == 0 ? reply_row(ctx, res, status, rows) : res->status;
 }
 
 /* A date filter's bound: the start of the day (from) or of the next day (to), in the
@@ -404,7 +419,7 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 201, id) : res->status;
+    return reply_written(ctx, res, 201, rows);
 }
 
 int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
@@ -415,7 +430,7 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     json_t *mod = json_object_get(in, "module_id");
     entry_input_t e;
     jr_rows_t *rows;
-    int changed_text, st;
+    int check, st;
 
     if ((st = jr_entry_load(ctx, res, id, JR_LOAD_ROW, &rows)) != 0) {
         return st;
@@ -432,18 +447,25 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     if (check_entry(ctx, res, &e, jr_rows_int(rows, 0, "group_id", 0)) != 0) {
         return res->status;
     }
-    changed_text = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0;
-    status = jr_rows_get(rows, 0, "ai_status");
-    if (jr_db_exec(ctx->db, p, JR_Q_ENTRY_UPDATE, NULL,
-                   JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
-                           jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id), status,
-                           jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS ||
-        jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
-        (changed_text && checks_on(ctx) && queue_check(ctx, id, e.branch_id) != APR_SUCCESS) ||
+    /* A changed text is checked again: written pending by the update itself, the settings
+     * read before the transaction begins. */
+    check = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0 && checks_on(ctx);
+    status = check ? "pending" : jr_rows_get(rows, 0, "ai_status");
+    if (jr_db_select(ctx->db, p, JR_Q_ENTRY_UPDATE, &rows,
+                     JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
+                             jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
+                             status, jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS) {
+        return jr_err_write(ctx, res, NULL);
+    }
+    if (rows->nrows != 1) { /* deleted since it was read */
+        return jr_err_not_found(ctx, res, "entry");
+    }
+    if (jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
+        (check && queue_job(ctx, id, e.branch_id) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
-    return jr_road_commit(ctx, res) == 0 ? reply_entry(ctx, res, 200, id) : res->status;
+    return reply_written(ctx, res, 200, rows);
 }
 
 int jr_op_entries_delete(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)

@@ -9,6 +9,13 @@
     " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"         \
     " e.ai_checked_at, e.ai_error"
 #define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
+/* The same record as ENTRY_COLS, returned by the write itself: the answer to a create or an
+ * update is the row as that request wrote it, whatever the worker does after the commit. */
+#define ENTRY_RETURNING                                                                            \
+    " RETURNING id, student_name, student_id, group_id, branch_id, description, module_id,"      \
+    " (SELECT m.name FROM modules m WHERE m.id = entries.module_id) AS module_name, ai_status,"    \
+    " created_at, updated_at, created_by, created_by_key, files_count, has_photo,"                 \
+    " description_original, ai_checked_at, ai_error"
 /* Filters: group, branch, module, student id, student name, from, to. */
 #define ENTRY_WHERE                                                                                \
     " WHERE e.deleted_at IS NULL"                                                                  \
@@ -97,11 +104,11 @@
       "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"           \
       " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"                 \
       " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT       \
-      ", " JR_INT ") RETURNING id")                                                                \
+      ", " JR_INT ")" ENTRY_RETURNING)                                                                \
     X(ENTRY_UPDATE,                                                                                \
       "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","      \
       " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"         \
-      " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL")                             \
+      " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL" ENTRY_RETURNING)             \
     X(ENTRY_SOFT_DELETE,                                                                           \
       "UPDATE entries SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"               \
       " WHERE id = " JR_INT " AND deleted_at IS NULL")                                             \
