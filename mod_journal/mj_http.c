@@ -532,7 +532,7 @@ static void set_request_id(request_rec *r)
     apr_table_setn(r->err_headers_out, "X-Request-Id", id);
 }
 
-static int handle(request_rec *r);
+static int handle(request_rec *r, int *gated);
 
 /* The route step: the request's row, or the table's "no route" row (ctx->allow set for a
  * 405); *found says which. NULL for TRACE, with ctx->allow set for its 405. */
@@ -555,6 +555,15 @@ static const jr_route_t *find_route(request_rec *r, jr_ctx_t *ctx, int *found)
     return *found ? route : jr_route_none(table);
 }
 
+/* The request's turn at the gate (mj_gate.c) ends once, when its work is done. */
+static void gate_release(int *gated)
+{
+    if (*gated) {
+        *gated = 0;
+        mj_gate_leave();
+    }
+}
+
 int mj_handler(request_rec *r)
 {
     int rc;
@@ -563,12 +572,24 @@ int mj_handler(request_rec *r)
     }
     set_request_id(r);
     mj_current_request = r;
-    rc = handle(r);
+    if (mj_gate_enter(r, MJ_GATE_MAX_WAIT) != APR_SUCCESS) {
+        jr_result_t res;
+        jr_result_init(&res, r->pool);
+        jr_fail(&res, r->pool, 503, "server busy, try again");
+        apr_table_setn(res.headers, "Retry-After", "1");
+        MJ_RLOG(JR00122, r, 0, "a request waited %d s for its turn (JournalActiveRequests)",
+                (int)apr_time_sec(MJ_GATE_MAX_WAIT));
+        rc = refuse(r, &res);
+    } else {
+        int gated = 1;
+        rc = handle(r, &gated);
+        gate_release(&gated);
+    }
     mj_current_request = NULL;
     return rc;
 }
 
-static int handle(request_rec *r)
+static int handle(request_rec *r, int *gated)
 {
     jr_config_t *conf;
     const jr_route_t *route;
@@ -582,7 +603,6 @@ static int handle(request_rec *r)
     apr_size_t len = 0;
     int status, found;
     jr_idem_t *idem = NULL;
-
     conf = mj_conf(r->server);
     init_ctx(r, conf, &ctx, &cred);
     jr_result_init(&res, r->pool);
@@ -626,5 +646,6 @@ static int handle(request_rec *r)
     jr_request_run(&ctx, route, apr_table_get(r->headers_in, "Content-Type"), body, len, &res);
     jr_idem_end(&ctx, idem, &res);
     jr_etag_finish(&ctx, route, apr_table_get(r->headers_in, "If-None-Match"), &res);
+    gate_release(gated); /* what is left is sending: a file to a slow client takes no turn */
     return send_answer(r, &st, &res);
 }

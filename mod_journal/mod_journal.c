@@ -115,6 +115,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     json_object_seed(0);
     mj_shm_child_init(p, s);
     mj_sse_child_init(p, s);
+    mj_gate_child_init(p, s);
     mj_watchdog_child_init(p);
 }
 

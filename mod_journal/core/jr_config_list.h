@@ -149,7 +149,10 @@ X(sqlite_cache, long long, "JournalSQLiteCacheSize", SIZE, MAIN, JR_KIB(64), JR_
   "SQLite page cache of each pooled database connection (DBDMax per httpd child)")              \
 X(malloc_arenas, int, "JournalMallocArenas", INT, MAIN, 0, 64, 2,                                  \
   "an integer from 0 to 64 (0 leaves malloc's default)",                                           \
-  "glibc malloc arenas of each httpd child (M_ARENA_MAX); MALLOC_ARENA_MAX in the environment wins")
+  "glibc malloc arenas of each httpd child (M_ARENA_MAX); MALLOC_ARENA_MAX in the environment wins")\
+X(active_requests, int, "JournalActiveRequests", INT, MAIN, 0, 100000, 16,                         \
+  "an integer from 0 to 100000 (0: no limit)",                                                     \
+  "Requests each httpd child runs at once; the others wait their turn in order (0: no limit)")
 /* clang-format on */
 
 #endif

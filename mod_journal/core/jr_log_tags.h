@@ -53,6 +53,8 @@
     X(JR00109, CRIT)                                                                          \
     X(JR00120, ERR)                                                                           \
     X(JR00121, WARN)                                                                          \
+    X(JR00122, WARN)                                                                          \
+    X(JR00123, DEBUG)                                                                         \
     /* database */                                                                            \
     X(JR01001, WARN)                                                                          \
     X(JR01002, ERR)                                                                           \
