@@ -56,6 +56,11 @@
 #define ENTRY_TOTAL_PLAIN(SCOPE)                                                                   \
     "(SELECT COALESCE(SUM(live), 0) FROM entry_counts WHERE " SCOPE("branch_id") ") AS total"
 
+#define ENTRY_UPDATE_SET                                                                           \
+    "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","          \
+    " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"
+#define ENTRY_UPDATE_WHERE " WHERE id = " JR_INT " AND deleted_at IS NULL" ENTRY_RETURNING
+
 #define JR_ENTRIES_STMTS(X)                                                                        \
     /* The hot path: no filter but the caller's branches, the total from entry_counts. */          \
     X(ENTRIES_LIST_PLAIN,                                                                          \
@@ -105,10 +110,14 @@
       " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"                 \
       " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT       \
       ", " JR_INT ")" ENTRY_RETURNING)                                                                \
+    /* SQLite: the later of the request's time and the statement's own clock, the one the      \
+     * touch trigger (an AFTER trigger, unseen by RETURNING) would set when the time is the      \
+     * row's old one: so the returned row is the stored one even across a second's turn.         \
+     * PostgreSQL's touch trigger runs BEFORE the row is written, and RETURNING sees it. */      \
     X(ENTRY_UPDATE,                                                                                \
-      "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","      \
-      " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"         \
-      " updated_at = %s WHERE id = " JR_INT " AND deleted_at IS NULL" ENTRY_RETURNING)             \
+      ENTRY_UPDATE_SET " updated_at = max(%s, replace(datetime('now'), ' ', 'T') || 'Z')"          \
+      ENTRY_UPDATE_WHERE,                                                                          \
+      ENTRY_UPDATE_SET " updated_at = %s" ENTRY_UPDATE_WHERE)                                      \
     X(ENTRY_SOFT_DELETE,                                                                           \
       "UPDATE entries SET deleted_at = %s, deleted_by = " JR_INT ", updated_at = %s"               \
       " WHERE id = " JR_INT " AND deleted_at IS NULL")                                             \
