@@ -76,10 +76,14 @@ static apr_status_t wait_turn(request_rec *r, apr_interval_time_t max_wait)
     MJ_RLOG(JR00123, r, 0, "a request waits for its turn, %d ahead of it", ahead);
     while (!w.admitted) {
         apr_interval_time_t left = deadline - apr_time_now();
-        if (left <= 0 ||
-            (apr_thread_cond_timedwait(w.cond, gate.mutex, left) == APR_TIMEUP && !w.admitted)) {
+        apr_status_t rv = APR_TIMEUP;
+        if (left > 0) {
+            rv = apr_thread_cond_timedwait(w.cond, gate.mutex, left);
+            rv = rv == APR_TIMEUP || rv == APR_SUCCESS ? APR_SUCCESS : rv;
+        }
+        if (rv != APR_SUCCESS && !w.admitted) {
             unlink_waiter(&w);
-            return APR_TIMEUP;
+            return rv;
         }
     }
     return APR_SUCCESS; /* the place handed over by mj_gate_leave() */

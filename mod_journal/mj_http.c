@@ -566,19 +566,22 @@ static void gate_release(int *gated)
 
 int mj_handler(request_rec *r)
 {
+    apr_status_t rv;
     int rc;
     if (!r->handler || strcmp(r->handler, MJ_HANDLER)) {
         return DECLINED;
     }
     set_request_id(r);
     mj_current_request = r;
-    if (mj_gate_enter(r, MJ_GATE_MAX_WAIT) != APR_SUCCESS) {
+    if ((rv = mj_gate_enter(r, MJ_GATE_MAX_WAIT)) != APR_SUCCESS) {
         jr_result_t res;
         jr_result_init(&res, r->pool);
         jr_fail(&res, r->pool, 503, "server busy, try again");
         apr_table_setn(res.headers, "Retry-After", "1");
-        MJ_RLOG(JR00122, r, 0, "a request waited %d s for its turn (JournalActiveRequests)",
-                (int)apr_time_sec(MJ_GATE_MAX_WAIT));
+        if (rv == APR_TIMEUP) {
+            MJ_RLOG(JR00122, r, 0, "a request waited %d s for its turn (JournalActiveRequests)",
+                    (int)apr_time_sec(MJ_GATE_MAX_WAIT));
+        }
         rc = refuse(r, &res);
     } else {
         int gated = 1;

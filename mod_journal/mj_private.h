@@ -73,7 +73,7 @@ int mj_sse_post_config(apr_pool_t *pconf, server_rec *s);
 void mj_sse_child_init(apr_pool_t *pchild, server_rec *s);
 
 /* mj_gate.c: JournalActiveRequests, the requests a child runs at once; the others wait in
- * order, at most MJ_GATE_MAX_WAIT (then 503). */
+ * order, at most MJ_GATE_MAX_WAIT (then APR_TIMEUP). */
 #define MJ_GATE_MAX_WAIT apr_time_from_sec(10)
 void mj_gate_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t mj_gate_enter(request_rec *r, apr_interval_time_t max_wait);

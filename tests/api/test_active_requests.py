@@ -89,10 +89,14 @@ def health(srv, done, i):
 def create(srv, token, group, done, i):
     """A new entry: ids are given inside the turns, so their order is the turns' order (the
     order in which the answers reach their clients is not: a turn ends before its answer is
-    sent)."""
-    r = srv.api("POST", "/api/entries", token=token,
-                json={"student_name": f"Waiter {i}", "group_id": group})
-    done.append((i, r.status_code, r.json().get("id")))
+    sent). A connection of its own per thread."""
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    conn.request("POST", "/api/entries",
+                 body=json.dumps({"student_name": f"Waiter {i}", "group_id": group}),
+                 headers={"Content-Type": "application/json", "X-Auth-Token": token})
+    resp = conn.getresponse()
+    done.append((i, resp.status, json.loads(resp.read()).get("id")))
+    conn.close()
 
 
 def test_requests_wait_their_turn_in_the_order_they_came(fresh_server):
@@ -114,13 +118,29 @@ def test_requests_wait_their_turn_in_the_order_they_came(fresh_server):
     assert [i for i, _, _ in sorted(done, key=lambda d: d[2])] == [0, 1, 2, 3], done
 
 
+# A wrong login answers 401, or 403 / 429 once the address is banned or limited.
+REFUSED_LOGIN = {401, 403, 429}
+# Each held login holds one of the child's database connections too: enough of them here.
+MANY_CONNECTIONS = ONE_CHILD + "DBDMax 32\nLogLevel warn journal:debug\n"
+
+
+def test_the_default_is_sixteen_at_once(fresh_server):
+    srv = fresh_server(MANY_CONNECTIONS)
+    held = [Held(srv) for _ in range(17)]
+    wait_for_waiters(srv, 1)  # one of the 17 waits ...
+    time.sleep(1.0)
+    wait_for_waiters(srv, 1)  # ... and only one: 16 run
+    assert set(release(held)) <= REFUSED_LOGIN
+
+
 def test_without_a_limit_nothing_waits(fresh_server):
-    srv = fresh_server(ONE_CHILD + "JournalActiveRequests 0\nLogLevel warn journal:debug\n")
-    held = [Held(srv), Held(srv)]
+    srv = fresh_server(MANY_CONNECTIONS + "JournalActiveRequests 0\n")
+    held = [Held(srv) for _ in range(20)]
+    time.sleep(0.5)
     done = []
     health(srv, done, 0)
     assert done == [(0, 200)]
-    assert release(held) == [401, 401]
+    assert set(release(held)) <= REFUSED_LOGIN
     assert "JR00123" not in srv.error_log.read_text()
 
 
