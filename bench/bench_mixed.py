@@ -10,7 +10,10 @@ peak during the load and after it. BENCH_MIXED_CONF adds directives (an A/B of s
 BENCH_BUILDS="label=build_dir,..." compares module builds as bench_writes.py does, each on its
 own server and database, in BENCH_MIXED_ROUNDS (1) interleaved rounds; BENCH_MIXED_CONF_<label>
 adds directives to one of them (two labels on the same build compare settings). Error answers and
-socket errors (wrk's timeout is 2 s) fail the benchmark, after the figures.
+socket errors (wrk's timeout is 2 s) fail the benchmark, after the figures. Each server also
+logs every request's own time (%D) during the measured rounds, and the figures are printed by
+request type (list, search, create): where wrk's latency includes the wait for a thread or a
+turn, these do not, and the two together say where a tail comes from.
 """
 
 import os
@@ -58,6 +61,30 @@ end
 """
 
 
+# The server's own time of each request, by method and path (relative to the ServerRoot).
+TIMES_CONF = 'LogFormat "%m %U%q %D" mixedtimes\nCustomLog logs/mixed-times.log mixedtimes\n'
+
+
+def request_kind(method, target):
+    if method == "POST":
+        return "create"
+    return "search" if "search=" in target else "list"
+
+
+def server_times(srv, keep):
+    """Per kind, the server times (ms) logged since the last call; kept only if keep."""
+    log = srv.log_dir / "mixed-times.log"
+    kinds = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 3 and keep:
+                kinds.setdefault(request_kind(parts[0], parts[1]), []).append(
+                    int(parts[2]) / 1000.0)
+        log.write_text("")  # httpd appends (O_APPEND): the next round starts empty
+    return kinds
+
+
 def wrk(srv, script, duration):
     cmd = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{duration}", "--latency", "-s", str(script),
            srv.base_url + "/"]
@@ -96,7 +123,7 @@ def start(label, build_dir):
     harness.MODULE = build_dir / "mod_journal.so"
     harness.ADMIN_CLI = build_dir / "journal-admin"
     own = os.environ.get(f"BENCH_MIXED_CONF_{label}", "").replace("\\n", "\n")
-    srv = harness.Server(extra_conf=bench.EXTRA_CONF + EXTRA + "\n" + own + "\n",
+    srv = harness.Server(extra_conf=bench.EXTRA_CONF + EXTRA + "\n" + own + "\n" + TIMES_CONF,
                          label=f"bench-mixed-{label}")
     s = {"label": label, "srv": srv, "runs": [], "errors": {}, "peak": {}, "mem": {}}
     srv.start()
@@ -119,6 +146,8 @@ def run(s, duration, measured=True):
     sampler.join()
     for kind, n in res["errors"].items():
         s["errors"][kind] = s["errors"].get(kind, 0) + n
+    for kind, times in server_times(srv, measured).items():
+        s.setdefault("times", {}).setdefault(kind, []).extend(times)
     if measured:
         s["peak"] = sampler.peak
         s["runs"].append(res)
@@ -154,6 +183,14 @@ def report(servers):
             print("error log problems:\n  " + "\n  ".join(problems))
             failed = 1
     print("  (RSS and PSS: the httpd tree at the peak of its PSS during the load; aim: 96 MB)")
+    print(f"\n  server time by request (%D, ms)\n  {'build':<8} {'request':<8} {'n':>8} "
+          f"{'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
+    for s in servers:
+        for kind, times in sorted(s.get("times", {}).items()):
+            times.sort()
+            pick = lambda q: times[min(len(times) - 1, int(len(times) * q))]  # noqa: E731
+            print(f"  {s['label']:<8} {kind:<8} {len(times):>8} {pick(0.5):>8.2f} "
+                  f"{pick(0.9):>8.2f} {pick(0.99):>8.2f} {times[-1]:>8.1f}")
     return failed
 
 
