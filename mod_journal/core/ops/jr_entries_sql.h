@@ -3,19 +3,19 @@
 #ifndef JR_ENTRIES_SQL_H
 #define JR_ENTRIES_SQL_H
 
-#define ENTRY_COLS                                                                                 \
-    "e.id, e.student_name, e.student_id, e.group_id, e.branch_id, e.description,"                  \
-    " e.module_id, m.name AS module_name, e.ai_status, e.created_at, e.updated_at,"                \
-    " e.created_by, e.created_by_key, e.files_count, e.has_photo, e.description_original,"         \
-    " e.ai_checked_at, e.ai_error"
+/* An entry's record: its columns, qualified by E ("e." or nothing), and its module's name. */
+#define ENTRY_RECORD(E, MODULE_NAME)                                                               \
+    E "id, " E "student_name, " E "student_id, " E "group_id, " E "branch_id, " E "description, "  \
+    E "module_id, " MODULE_NAME " AS module_name, " E "ai_status, " E "created_at, "               \
+    E "updated_at, " E "created_by, " E "created_by_key, " E "files_count, " E "has_photo, "        \
+    E "description_original, " E "ai_checked_at, " E "ai_error"
+#define ENTRY_COLS ENTRY_RECORD("e.", "m.name")
 #define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
-/* The same record as ENTRY_COLS, returned by the write itself: the answer to a create or an
- * update is the row as that request wrote it, whatever the worker does after the commit. */
+/* The same record, returned by the write itself (SQLite's RETURNING takes no table alias): the
+ * answer to a create or an update is the row as that request wrote it, whatever the worker
+ * does after the commit. */
 #define ENTRY_RETURNING                                                                            \
-    " RETURNING id, student_name, student_id, group_id, branch_id, description, module_id,"      \
-    " (SELECT m.name FROM modules m WHERE m.id = entries.module_id) AS module_name, ai_status,"    \
-    " created_at, updated_at, created_by, created_by_key, files_count, has_photo,"                 \
-    " description_original, ai_checked_at, ai_error"
+    " RETURNING " ENTRY_RECORD("", "(SELECT m.name FROM modules m WHERE m.id = entries.module_id)")
 /* Filters: group, branch, module, student id, student name, from, to. */
 #define ENTRY_WHERE                                                                                \
     " WHERE e.deleted_at IS NULL"                                                                  \
