@@ -74,14 +74,11 @@ static apr_status_t wait_turn(request_rec *r, apr_interval_time_t max_wait)
     }
     gate.tail = &w;
     MJ_RLOG(JR00123, r, 0, "a request waits for its turn, %d ahead of it", ahead);
-    while (!w.admitted) {
+    while (!w.admitted) { /* a wake-up without the turn (spurious) waits again */
         apr_interval_time_t left = deadline - apr_time_now();
-        apr_status_t rv = APR_TIMEUP;
-        if (left > 0) {
-            rv = apr_thread_cond_timedwait(w.cond, gate.mutex, left);
-            rv = rv == APR_TIMEUP || rv == APR_SUCCESS ? APR_SUCCESS : rv;
-        }
-        if (rv != APR_SUCCESS && !w.admitted) {
+        apr_status_t rv =
+            left > 0 ? apr_thread_cond_timedwait(w.cond, gate.mutex, left) : APR_TIMEUP;
+        if (rv != APR_SUCCESS && !w.admitted) { /* out of time, or the wait failed */
             unlink_waiter(&w);
             return rv;
         }

@@ -71,6 +71,7 @@ int mj_worker_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 /* mj_sse.c: the event streams */
 int mj_sse_post_config(apr_pool_t *pconf, server_rec *s);
 void mj_sse_child_init(apr_pool_t *pchild, server_rec *s);
+void mj_sse_register_hooks(void);
 
 /* mj_gate.c: JournalActiveRequests, the requests a child runs at once; the others wait in
  * order, at most MJ_GATE_MAX_WAIT (then APR_TIMEUP). */
@@ -78,7 +79,6 @@ void mj_sse_child_init(apr_pool_t *pchild, server_rec *s);
 void mj_gate_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t mj_gate_enter(request_rec *r, apr_interval_time_t max_wait);
 void mj_gate_leave(void);
-void mj_sse_register_hooks(void);
 
 /* mj_redis.c: publish/subscribe through Redis (JournalRedis) */
 int mj_redis_post_config(apr_pool_t *pconf, server_rec *s);

@@ -16,8 +16,8 @@
  * during it. Returns the answer's status. */
 int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr_result_t *res);
 
-/* Commits the road's transaction before the operation reads its answer, so that reading and
- * rendering it hold no write lock (on SQLite, the write queue of every process: docs/
+/* Commits the road's transaction before the operation renders (or reads) its answer, so that
+ * this work holds no write lock (on SQLite, the write queue of every process: docs/
  * architecture.md §7.20). After it the operation only reads; the road's own commit then finds
  * nothing to do. A read that fails afterwards answers 500 for a write that stays committed, as
  * a lost answer would. 0, or -1 with the 503 of a failed commit in res (rolled back). */
