@@ -90,12 +90,17 @@ int jr_db_unique_violation(const jr_db_t *db)
 
 const char *jr_db_placeholders(apr_pool_t *p, const char *sql, int numbered)
 {
-    /* "$" and a number of at most 3 digits replace the 2 bytes of "%s". */
+    /* "$" or "?" and a number of at most 3 digits replace the 2 bytes of "%s" or "%=". */
     char *out = apr_palloc(p, 2 * strlen(sql) + 1), *o = out;
     int n = 0;
     for (; *sql; ++sql) {
         if (sql[0] == '%' && sql[1] == 's') {
-            o = numbered ? o + sprintf(o, "$%d", ++n) : (*o = '?', o + 1);
+            o = numbered ? o + sprintf(o, "$%d", ++n) : (*o = '?', ++n, o + 1);
+            ++sql;
+        } else if (sql[0] == '%' && sql[1] == '=' && n > 0) {
+            /* The previous parameter again: SQLite numbers a later bare "?" one past the
+             * highest number it has seen, which this one is. */
+            o += sprintf(o, numbered ? "$%d" : "?%d", n);
             ++sql;
         } else if (sql[0] == '%' && sql[1] == '%') {
             *o++ = '%';

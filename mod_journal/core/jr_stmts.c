@@ -33,7 +33,7 @@ static int count_params(const char *sql)
 {
     int n = 0;
     for (; *sql; ++sql) {
-        if (sql[0] == '%' && (sql[1] == 's' || sql[1] == '%')) {
+        if (sql[0] == '%' && (sql[1] == 's' || sql[1] == '%' || sql[1] == '=')) {
             n += sql[1] == 's';
             ++sql;
         }

@@ -230,8 +230,12 @@ def test_searches_asking_the_index_for_word_beginnings_equal_a_substring_filter(
 def fts_consistent(srv):
     """SQLite: FTS5's integrity check compares each index with its content table."""
     if srv.db_kind == "sqlite":
-        for t in ("entries_fts", "students_fts", "modules_fts"):
+        for t in ("entries_fts", "entry_names_fts", "students_fts", "modules_fts"):
             sql_exec(srv, f"INSERT INTO {t} ({t}) VALUES ('integrity-check')")
+        # The names' index holds exactly the names the entries carry (migration 0017).
+        names = "SELECT group_concat(k, '|') FROM ({} ORDER BY 1)"
+        assert sql_scalar(srv, names.format("SELECT name_key AS k FROM entry_names")) == \
+            sql_scalar(srv, names.format("SELECT DISTINCT lower(student_name) AS k FROM entries"))
 
 
 def found(srv, key, term):
@@ -321,14 +325,19 @@ def test_migration_indexes_the_rows_written_before_it(dataset):
         undo = "".join(f"DROP TABLE {t}_fts;" for t in ("entries", "students", "modules"))
         undo += "".join(f"DROP TRIGGER {t}_fts_{op};" for t in ("entries", "students", "modules")
                         for op in ("insert", "update", "delete"))
+        # 0017 gives the names an index of their own and entries_fts the descriptions only.
+        undo += ("DROP TRIGGER entries_names_update; DROP TRIGGER entry_names_fts_insert;"
+                 " DROP TRIGGER entry_names_fts_delete; DROP TABLE entry_names_fts;"
+                 " DROP TABLE entry_names; DROP INDEX entries_student_key;")
     else:
         undo = "".join(f"DROP INDEX {i};" for i in (
             "entries_search_trgm", "students_name_key_trgm", "modules_name_trgm",
             "modules_description_trgm"))
-    # 0014 replaces the entries' indexes of 0012 on PostgreSQL: both run again.
-    sql_script(srv, undo + "DELETE FROM schema_migrations WHERE version IN (12, 14);")
+    # 0014 replaces the entries' indexes of 0012 on PostgreSQL, 0017 those of SQLite: all run
+    # again.
+    sql_script(srv, undo + "DELETE FROM schema_migrations WHERE version IN (12, 14, 17);")
     srv.start()
-    assert sql_int(srv, "SELECT COUNT(*) FROM schema_migrations WHERE version IN (12, 14)") == 2
+    assert sql_int(srv, "SELECT COUNT(*) FROM schema_migrations WHERE version IN (12, 14, 17)") == 3
     assert found(srv, key, "fractions") == want and len(want) == 2
     fts_consistent(srv)
 
@@ -399,3 +408,53 @@ def test_pg_migration_names_the_fix_when_pg_trgm_cannot_be_created(fresh_server)
         psql(f"REASSIGN OWNED BY {role} TO postgres", dbname=srv.pg_dbname, check=False)
         psql(f"DROP OWNED BY {role}", dbname=srv.pg_dbname, check=False)
         psql(f"DROP ROLE {role}", check=False)
+
+
+# ---- the names' own index (SQLite, migration 0017) ------------------------------------------
+def name_keys(srv):
+    return sql_scalar(srv, "SELECT group_concat(name_key, '|') FROM"
+                           " (SELECT name_key FROM entry_names ORDER BY 1)")
+
+
+@pytest.mark.skipif(harness.DB_KIND != "sqlite", reason="SQLite's index of the names")
+def test_names_index_keeps_each_name_once_and_drops_it_with_its_last_entry(dataset):
+    srv, key, tok = dataset["srv"], dataset["key"], dataset["srv"].admin_token
+    group = dataset["group"]
+
+    def create(name, desc):
+        return assert_json(srv.api("POST", "/api/entries", token=tok, json={
+            "student_name": name, "group_id": group["id"], "description": desc}), 201)["id"]
+
+    # One key for a name in any ASCII case; an entry whose name and description both match
+    # is found and counted once.
+    a = create("Zorba Quill", "first lesson")
+    b = create("ZORBA QUILL", "Zorba Quill read aloud")
+    c = create("zorba quill", "third lesson")
+    assert "zorba quill" in name_keys(srv).split("|")
+    assert sql_int(srv, "SELECT COUNT(*) FROM entry_names WHERE name_key = 'zorba quill'") == 1
+    assert search_entries(srv, key, "rba Qui") == (sorted([a, b, c], reverse=True), 3)
+    assert search_entries(srv, key, "Zorba Quill read") == ([b], 1)
+    fts_consistent(srv)
+    # A rename moves the entry to the new name; the old name stays while an entry has it.
+    assert_json(srv.api("PUT", f"/api/entries/{a}", token=tok,
+                        json={"student_name": "Yannis Quill"}), 200)
+    assert found(srv, key, "zorba") == [c, b] and found(srv, key, "yannis") == [a]
+    fts_consistent(srv)
+    # In the trash a name is kept (the entry can come back); purged, it is gone with its last
+    # entry, and nothing of it stays in the index.
+    for e in (b, c):
+        assert_ok(srv.api("DELETE", f"/api/entries/{e}", token=tok))
+    assert found(srv, key, "zorba") == []
+    assert "zorba quill" in name_keys(srv).split("|")
+    assert_ok(srv.api("DELETE", f"/api/trash/entry/{b}", token=tok))
+    assert "zorba quill" in name_keys(srv).split("|")
+    assert_ok(srv.api("DELETE", f"/api/trash/entry/{c}", token=tok))
+    assert "zorba quill" not in name_keys(srv).split("|")
+    assert sql_int(srv, "SELECT COUNT(*) FROM entry_names_fts WHERE entry_names_fts MATCH"
+                        " '\"zorba\"'") == 0
+    fts_consistent(srv)
+    # A rename to a name in another case keeps the one key.
+    assert_json(srv.api("PUT", f"/api/entries/{a}", token=tok,
+                        json={"student_name": "YANNIS QUILL"}), 200)
+    assert found(srv, key, "yannis q") == [a]
+    fts_consistent(srv)

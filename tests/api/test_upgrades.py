@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness import assert_error, assert_json, sql_exec, sql_int, sql_script
+from harness import assert_error, assert_json, sql_exec, sql_int, sql_scalar, sql_script
 
 MIGRATION_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATE_RE = re.compile(r"migrations: (\d+) applied, schema version (\d+)")
@@ -386,3 +386,31 @@ def test_migration_16_optimises_the_search_indexes(fresh_server):
     srv.start()
     found = get(srv, "/api/entries", search="number 17 on frac")
     assert [e["student_name"] for e in found] == ["Upgrade Student 17"]
+
+
+@pytest.mark.skipif(harness.DB_KIND != "sqlite", reason="SQLite's full-text indexes")
+def test_migration_17_indexes_the_names_written_before_it(fresh_server):
+    """Entries written before 0017 are found by their names and their descriptions after it:
+    the distinct names (in one ASCII case) fill the names' index, the descriptions alone the
+    entries' full-text index, and both indexes agree with their tables."""
+    srv = old_database(fresh_server, 16)
+    for i in range(12):
+        name = ("Upgrade Student", "UPGRADE STUDENT", "Other Pupil")[i % 3]
+        sql_exec(srv, "INSERT INTO entries (student_name, group_id, branch_id, description,"
+                      f" created_at, updated_at) VALUES ('{name} {i % 2}', {GROUP}, {NORTH},"
+                      f" 'notes number {i} on fractions', '{T0}', '{T0}')")
+    proc = srv.admin_cli("migrate")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    keys = "SELECT group_concat(name_key, '|') FROM (SELECT name_key FROM entry_names ORDER BY 1)"
+    distinct = ("SELECT group_concat(k, '|') FROM"
+                " (SELECT DISTINCT lower(student_name) AS k FROM entries ORDER BY 1)")
+    assert sql_scalar(srv, keys) == sql_scalar(srv, distinct)
+    assert "upgrade student 0" in sql_scalar(srv, keys).split("|")
+    for t in ("entries_fts", "entry_names_fts"):
+        sql_exec(srv, f"INSERT INTO {t} ({t}) VALUES ('integrity-check')")
+    srv.start()
+    by_name = get(srv, "/api/entries", search="grade student 1", limit=100)
+    assert sorted(e["description"] for e in by_name) == sorted(
+        f"notes number {i} on fractions" for i in range(12) if i % 3 < 2 and i % 2 == 1)
+    by_description = get(srv, "/api/entries", search="number 10 on", limit=100)
+    assert [e["student_name"] for e in by_description] == ["UPGRADE STUDENT 0"]

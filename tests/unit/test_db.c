@@ -118,14 +118,15 @@ END_TEST
 
 /* ---- the statement catalogue ---------------------------------------------------------- */
 
-/* Placeholders of a text: -1 when a % is followed by anything but s or % (apr_dbd took any
- * letter for a placeholder; the backends turn only %s into one). */
+/* Placeholders of a text: -1 when a % is followed by anything but s, = or %, or when a %=
+ * (the previous placeholder again) has no placeholder before it (apr_dbd took any letter for
+ * a placeholder; the backends turn only %s and %= into one). */
 static int placeholders(const char *sql)
 {
     int n = 0;
     for (; *sql; ++sql) {
         if (*sql == '%') {
-            if (sql[1] != 's' && sql[1] != '%') {
+            if ((sql[1] != 's' && sql[1] != '%' && sql[1] != '=') || (sql[1] == '=' && n == 0)) {
                 return -1;
             }
             n += sql[1] == 's';
@@ -168,6 +169,30 @@ START_TEST(statement_catalogue)
         sqlite3_finalize(st);
     }
     ck_assert_int_eq(dbt_log_count, 0);
+}
+END_TEST
+
+/* "%=" is the parameter before it again: one argument, used twice, in both dialects. A bare
+ * "?" after it is numbered on by SQLite, so the arguments after it keep their places. */
+START_TEST(a_parameter_can_be_used_again)
+{
+    static const char sql[] = "SELECT %s AS a, %= AS b, %s AS c, '%%' AS d";
+    sqlite3_stmt *st = NULL;
+    ck_assert_str_eq(jr_db_placeholders(dbt_pool, sql, 1), "SELECT $1 AS a, $1 AS b, $2 AS c, '%' AS d");
+    ck_assert_str_eq(jr_db_placeholders(dbt_pool, sql, 0), "SELECT ? AS a, ?1 AS b, ? AS c, '%' AS d");
+    ck_assert_int_eq(placeholders(sql), 2);
+    ck_assert_int_eq(placeholders("SELECT %= AS b"), -1);
+    dbt_open_ready();
+    ck_assert_int_eq(sqlite3_prepare_v2(dbt_native(), jr_db_placeholders(dbt_pool, sql, 0), -1, &st,
+                                        NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_bind_parameter_count(st), 2);
+    sqlite3_bind_text(st, 1, "one", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, "two", -1, SQLITE_STATIC);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), "one");
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 2), "two");
+    sqlite3_finalize(st);
 }
 END_TEST
 
@@ -361,6 +386,7 @@ Suite *suite_db(void)
     tcase_add_test(tc, migrate_current_without_schema);
     tcase_add_test(tc, migration_lists_agree);
     tcase_add_test(tc, statement_catalogue);
+    tcase_add_test(tc, a_parameter_can_be_used_again);
     tcase_add_test(tc, statement_writes);
     tcase_add_test(tc, prepare_fails_before_migrating);
     tcase_add_test(tc, unknown_statement_fails);

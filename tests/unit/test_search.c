@@ -149,7 +149,6 @@ START_TEST(search_plans_use_the_index)
         jr_stmt_id_t id;
         const char *fts, *base;
     } cases[] = {
-        {JR_Q_ENTRIES_SEARCH, "entries_fts", "SEARCH e USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_STUDENTS_SEARCH_COUNT, "students_fts", "SEARCH s USING INTEGER PRIMARY KEY"},
         {JR_Q_MODULES_SEARCH, "modules_fts", "SEARCH m USING INTEGER PRIMARY KEY"},
@@ -167,10 +166,20 @@ START_TEST(search_plans_use_the_index)
                           strstr(plan, ":M") != NULL && strstr(plan, cases[i].base) != NULL,
                       "%s: %s", jr_stmt_label(cases[i].id), plan);
     }
-    /* The page's rows by their ids, never a walk through the table. */
+    /* Entries: the candidates of both indexes (the descriptions' and the names', each name's
+     * entries by the index on its key), each entry then read by its id; no table walked. */
+    plan = query_plan(JR_Q_ENTRIES_SEARCH);
+    ck_assert_msg(strncmp(plan, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)", 44) == 0 &&
+                      strstr(plan, "SCAN entries_fts VIRTUAL TABLE INDEX 0:M") != NULL &&
+                      strstr(plan, "SCAN entry_names_fts VIRTUAL TABLE INDEX 0:M") != NULL &&
+                      strstr(plan, "SEARCH nm USING INTEGER PRIMARY KEY") != NULL &&
+                      strstr(plan, "SEARCH s USING INDEX entries_student_key") != NULL &&
+                      strstr(plan, "SCAN e;") == NULL && strstr(plan, "SCAN s;") == NULL,
+                  "%s", plan);
+    /* The page's rows by their ids, never a walk through the table, nor a sort. */
     plan = query_plan(JR_Q_ENTRIES_BY_IDS);
-    ck_assert_msg(strstr(plan, "SEARCH e USING ") != NULL && strstr(plan, "id=?") != NULL &&
-                      strstr(plan, "SCAN e") == NULL,
+    ck_assert_msg(strncmp(plan, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)", 44) == 0 &&
+                      strstr(plan, "SCAN e") == NULL && strstr(plan, "TEMP B-TREE") == NULL,
                   "%s", plan);
 }
 END_TEST

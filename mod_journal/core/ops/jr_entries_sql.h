@@ -33,15 +33,24 @@
 #define ENTRY_FILTER(LIKE, PAT)                                                                    \
     ENTRY_WHERE " AND (CAST(%s AS TEXT) IS NULL OR " ENTRY_LIKE(LIKE, PAT) ") AND "
 /* The indexed search (jr_search_term()) takes the same arguments, the first search argument
- * being what the index is asked for (a superset of the matches). SQLite: the trigram index
- * gives the candidates, each joined to its row by id, and LIKE keeps exactly today's matches
- * (the index folds more than ASCII). PostgreSQL: the first argument is a LIKE pattern of a few
+ * being what the index is asked for (a superset of the matches). SQLite: the candidates are
+ * the entries whose description the trigram index finds and the entries of every name the
+ * names' own index finds (migration 0017: a name repeats across many entries, so its
+ * trigrams are in thousands of rows of a shared index, and in a few of the names'). An IN
+ * list is a set, so an entry found by both is read once (UNION ALL: no second sort to drop
+ * it). Each is read by its id (NOT INDEXED: by the IN list's ids, never an index walk that
+ * tests each row against the list), and LIKE keeps exactly today's matches (the index folds
+ * more than ASCII). PostgreSQL: the first argument is a LIKE pattern of a few
  * of the term's trigrams, served by the trigram index on both columns together (migration
  * 0014), and the ILIKE of the term checks each candidate; no index serves that one, so the
  * planner cannot add every trigram of the term back as a second index scan. Neither may sit
  * behind "$n IS NULL OR", which a generic plan could not use an index for. */
 #define ENTRY_SEARCH_SQLITE                                                                        \
-    ENTRY_WHERE " AND entries_fts MATCH %s AND " ENTRY_LIKE("LIKE", JR_PATTERN_SQLITE) " AND "
+    ENTRY_WHERE " AND e.id IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH %s"            \
+                " UNION ALL SELECT s.id FROM entry_names_fts CROSS JOIN entry_names nm"            \
+                " ON nm.id = entry_names_fts.rowid CROSS JOIN entries s"                           \
+                " ON lower(s.student_name) = lower(nm.name_key) WHERE entry_names_fts MATCH %=)"   \
+                " AND " ENTRY_LIKE("LIKE", JR_PATTERN_SQLITE) " AND "
 #define ENTRY_SEARCH_PG                                                                            \
     ENTRY_WHERE " AND (e.student_name || ' ' || e.description) ILIKE %s ESCAPE '\\'"               \
                 " AND " ENTRY_LIKE("ILIKE", "%s") " AND "
@@ -88,14 +97,16 @@
      * evaluation of the index; the page's ids are taken from those (jr_search_page_ids()),    \
      * its rows read by id (ENTRIES_BY_IDS). */                                                   \
     X(ENTRIES_SEARCH,                                                                              \
-      "SELECT COUNT(*) AS n, json_group_array(e.id) AS ids FROM entries_fts CROSS JOIN entries e"  \
-      " ON e.id = entries_fts.rowid" ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),            \
+      "SELECT COUNT(*) AS n, json_group_array(e.id) AS ids FROM entries e NOT INDEXED"             \
+          ENTRY_SEARCH_SQLITE JR_SCOPE_SQLITE("e.branch_id"),                                      \
       "SELECT COUNT(*) AS n, json_agg(e.id) AS ids FROM entries e" ENTRY_SEARCH_PG                 \
           JR_SCOPE_PG("e.branch_id"))                                                              \
-    /* PostgreSQL orders on e.id + 0: on e.id it could walk the primary key backwards testing     \
-     * every row against the list. */                                                             \
+    /* SQLite reads each row by its id (NOT INDEXED: through entries_live it took two lookups   \
+     * a row and a sort). PostgreSQL orders on e.id + 0: on e.id it could walk the primary key   \
+     * backwards testing every row against the list. */                                          \
     X(ENTRIES_BY_IDS,                                                                              \
-      "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_SQLITE                          \
+      "SELECT " ENTRY_COLS " FROM entries e NOT INDEXED LEFT JOIN modules m ON m.id = e.module_id" \
+      " WHERE e.id IN " JR_IN_JSON_SQLITE                                                          \
       " AND e.deleted_at IS NULL ORDER BY e.id DESC",                                              \
       "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_PG                              \
       " AND e.deleted_at IS NULL ORDER BY e.id + 0 DESC")                                          \
