@@ -448,9 +448,6 @@ class Server:
     def stop(self):
         if not self.started:
             return
-        if self.http is not None:
-            self.http.close()
-            self.http = None
         pid = self._read_pid() or self.pid
         proc = _run_recording_pid([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
                                    "-k", "stop"], env=apache_env(), timeout=60)
@@ -480,6 +477,14 @@ class Server:
             time.sleep(0.05)
         self.started = False
         self.pid = None
+        # The client's connections are closed after httpd has stopped, not before: closing one
+        # hands its end to a worker, and httpd's event MPM can crash in a child that is told to
+        # stop while a worker is ending a connection (its close_worker_sockets() reads the
+        # socket of a connection whose pool the worker is destroying; docs/operations.md,
+        # "Stopping httpd"). Idle keep-alive connections are the listener's, not a worker's.
+        if self.http is not None:
+            self.http.close()
+            self.http = None
 
     def _look_at_stuck_children(self, parent):
         for kid in diagnostics.children_of(parent):
