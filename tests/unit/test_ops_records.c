@@ -238,10 +238,10 @@ START_TEST(keys_refused_change_nothing)
 }
 END_TEST
 
-/* The statements a new entry runs inside its transaction, by SQLite's trace: only writes and
- * the reads its events need; the settings are read before it, and the answer is the row the
- * insert returns (no read of its own, inside or after). */
-static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after;
+/* The statements a new entry runs inside its transaction, by SQLite's trace: only writes; the
+ * settings are read before it, and the answer and its events' payloads are the row the insert
+ * returns (no read of the entry, inside or after). */
+static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after, in_tx_entry_reads;
 
 static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
 {
@@ -256,6 +256,8 @@ static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
         in_tx_answer += in_tx;
         answer_after += !in_tx;
     }
+    in_tx_entry_reads += in_tx && strncmp(text, "SELECT", 6) == 0 &&
+                         strstr(text, "FROM entries") != NULL;
     in_tx_settings += in_tx && strstr(text, "FROM settings") != NULL;
     in_tx_updates += in_tx && strncmp(text, "UPDATE entries", 14) == 0;
     return 0;
@@ -265,7 +267,7 @@ START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
 {
     sqlite3 *conn = apr_dbd_native_handle(fx_db->driver, fx_db->handle);
     jr_result_t res;
-    in_tx_settings = in_tx_updates = in_tx_answer = answer_after = 0;
+    in_tx_settings = in_tx_updates = in_tx_answer = answer_after = in_tx_entry_reads = 0;
     sqlite3_trace_v2(conn, SQLITE_TRACE_STMT, trace_stmt, NULL);
     res = fx_call(jr_op_entries_create,
                   jr_psprintf(fx_pool, "{\"student_name\": \"Ann\", \"group_id\": %lld}",
@@ -280,6 +282,7 @@ START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
     ck_assert_int_eq(in_tx_answer, 0);
     ck_assert_int_eq(in_tx_settings, 0);
     ck_assert_int_eq(in_tx_updates, 0);
+    ck_assert_int_eq(in_tx_entry_reads, 0);
 }
 END_TEST
 

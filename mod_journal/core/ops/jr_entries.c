@@ -331,13 +331,17 @@ int jr_op_entries_get(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     return reply_entry(ctx, res, 200, jr_param_id(ctx, "id"));
 }
 
-/* The open job of an entry whose status is already pending, and its ai_status event. */
-static apr_status_t queue_job(jr_ctx_t *ctx, long long id, long long branch)
+/* The open job of an entry whose status is already pending, and its ai_status event: from
+ * written, the row the caller's write returned (queuing a job changes no entry), or read
+ * when it is NULL. */
+static apr_status_t queue_job(jr_ctx_t *ctx, long long id, long long branch,
+                              const jr_rows_t *written)
 {
     if (jr_ai_queue(ctx, "entry", id, branch) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    return jr_event_entry(ctx, "ai_status", id);
+    return written ? jr_event_entry_row(ctx, "ai_status", written)
+                   : jr_event_entry(ctx, "ai_status", id);
 }
 
 /* The AI check of an entry: status pending (an ai_status event) and an open job. */
@@ -347,7 +351,7 @@ static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
                    JR_ARGS("pending", jr_i64(ctx->pool, id))) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    return queue_job(ctx, id, branch);
+    return queue_job(ctx, id, branch, NULL);
 }
 
 /* The validated values of a create or update: every check against the database. */
@@ -412,10 +416,9 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
                              jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
                              checks ? "pending" : NULL, now, now, jr_opt_i64(p, ctx->who.user_id),
                              jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS ||
-        rows->nrows != 1 ||
-        jr_event_entry(ctx, "entry.created", (id = jr_rows_int(rows, 0, "id", 0))) !=
-            APR_SUCCESS ||
-        (checks && queue_job(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        rows->nrows != 1 || (id = jr_rows_int(rows, 0, "id", 0)) <= 0 ||
+        jr_event_entry_row(ctx, "entry.created", rows) != APR_SUCCESS ||
+        (checks && queue_job(ctx, id, e.branch_id, rows) != APR_SUCCESS) ||
         jr_audit(ctx, "create", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }
@@ -461,7 +464,7 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
         return jr_err_not_found(ctx, res, "entry");
     }
     if (jr_jobs_follow(ctx, "entry", id, e.branch_id) != APR_SUCCESS ||
-        (check && queue_job(ctx, id, e.branch_id) != APR_SUCCESS) ||
+        (check && queue_job(ctx, id, e.branch_id, rows) != APR_SUCCESS) ||
         jr_audit(ctx, "update", "entry", id, jr_json_own(p, jr_json_keys(in))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);
     }

@@ -73,10 +73,12 @@ static apr_status_t emit(jr_ctx_t *ctx, const char *type, const jr_rows_t *r,
 apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id)
 {
     jr_rows_t *r = event_row(ctx, JR_Q_EVENT_ENTRY_ROW, entry_id);
+    return r ? jr_event_entry_row(ctx, type, r) : APR_EGENERAL;
+}
+
+apr_status_t jr_event_entry_row(jr_ctx_t *ctx, const char *type, const jr_rows_t *r)
+{
     jr_jw_t w;
-    if (!r) {
-        return APR_EGENERAL;
-    }
     jr_jw_init(&w, ctx->pool, 512);
     jr_jw_obj(&w);
     KINT(&w, r, "entry_id", "id");

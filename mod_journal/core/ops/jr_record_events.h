@@ -11,6 +11,11 @@
  * ai_checked_at) or "entry.created" (entry_id, group_id, student_name). */
 apr_status_t jr_event_entry(jr_ctx_t *ctx, const char *type, long long entry_id);
 
+/* The same from the entry's row that the caller's own write returned (its first row, with at
+ * least the columns of an entry's record), when nothing in the transaction changes the row
+ * after that write: no read. */
+apr_status_t jr_event_entry_row(jr_ctx_t *ctx, const char *type, const jr_rows_t *r);
+
 /* The same for a lesson report: "lesson_report_status" (report_id, status, text,
  * text_original, text_ai, ai_error, ai_checked_at), "lesson.report" (report_id, group_id,
  * lesson_date, lesson_time, topic, ai_status) and "lesson.ai.formatted" (report_id,
