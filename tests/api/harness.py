@@ -54,10 +54,13 @@ IS_ROOT = os.geteuid() == 0
 # busy machine needed more than 20 s before it answered.
 START_TIMEOUT = 60.0 if SANITIZE else 20.0
 STOP_TIMEOUT = 20.0
-# httpd's stop SIGTERMs a child that has not exited after about 2 s and SIGKILLs it (AH00046)
-# after 8: at this point the stacks of a child still there are taken, to tell a hang from a
-# slow exit when AH00046 follows.
+# A stop is graceful first (GRACE below); then httpd's hard stop SIGTERMs a child that has
+# not exited after about 2 s and SIGKILLs it (AH00046) after 8: at this point of it the stacks
+# of a child still there are taken, to tell a hang from a slow exit when AH00046 follows.
 STUCK_AFTER = 5.0
+# How long a stop waits for the children to finish gracefully before it stops httpd hard:
+# GracefulShutdownTimeout of conf/journal-dev.conf.in, and a second for its parent to act.
+GRACE = 6.0
 HTTP_TIMEOUT = 30.0
 
 # Lines of the error log that indicate a problem (httpd's own, and journal-worker's, which
@@ -446,19 +449,30 @@ class Server:
             return None
 
     def stop(self):
+        """A graceful stop, as Debian's apache2.service does: a hard one (-k stop) can crash a
+        child of httpd's event MPM whose worker is ending a connection at that moment (its
+        close_worker_sockets() reads the socket of a connection whose pool the worker is
+        destroying; docs/operations.md, "Stopping httpd"). GracefulShutdownTimeout (the
+        configuration's) bounds the wait for requests still running. httpd's parent looks
+        for its children's exit once a second; once they are gone, a SIGTERM ends it at
+        once, with no child left to stop hard."""
         if not self.started:
             return
+        if self.http is not None:
+            self.http.close()
+            self.http = None
         pid = self._read_pid() or self.pid
         proc = _run_recording_pid([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
-                                   "-k", "stop"], env=apache_env(), timeout=60)
-        self.roles[proc.pid] = "apache2 -k stop"
+                                   "-k", "graceful-stop"], env=apache_env(), timeout=60)
+        self.roles[proc.pid] = "apache2 -k graceful-stop"
         self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
         if pid is None:
             self.started = False
-            raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k stop said: "
+            raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k graceful-stop said: "
                                f"{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0 and _pid_alive(pid):
-            os.kill(pid, signal.SIGTERM)
+        if proc.returncode != 0 or self._children_gone(pid, GRACE):
+            if _pid_alive(pid):
+                os.kill(pid, signal.SIGTERM)
         began = time.monotonic()
         deadline = began + STOP_TIMEOUT
         looked = False
@@ -477,14 +491,18 @@ class Server:
             time.sleep(0.05)
         self.started = False
         self.pid = None
-        # The client's connections are closed after httpd has stopped, not before: closing one
-        # hands its end to a worker, and httpd's event MPM can crash in a child that is told to
-        # stop while a worker is ending a connection (its close_worker_sockets() reads the
-        # socket of a connection whose pool the worker is destroying; docs/operations.md,
-        # "Stopping httpd"). Idle keep-alive connections are the listener's, not a worker's.
-        if self.http is not None:
-            self.http.close()
-            self.http = None
+
+    @staticmethod
+    def _children_gone(parent, timeout):
+        """Whether the httpd children of parent exit within timeout (exited ones that are not
+        reaped yet have no command line)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not any(diagnostics.command_of(kid).startswith(APACHE)
+                       for kid in diagnostics.children_of(parent)):
+                return True
+            time.sleep(0.01)
+        return False
 
     def _look_at_stuck_children(self, parent):
         for kid in diagnostics.children_of(parent):
