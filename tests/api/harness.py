@@ -54,13 +54,12 @@ IS_ROOT = os.geteuid() == 0
 # busy machine needed more than 20 s before it answered.
 START_TIMEOUT = 60.0 if SANITIZE else 20.0
 STOP_TIMEOUT = 20.0
-# A stop is graceful first (GRACE below); then httpd's hard stop SIGTERMs a child that has
-# not exited after about 2 s and SIGKILLs it (AH00046) after 8: at this point of it the stacks
-# of a child still there are taken, to tell a hang from a slow exit when AH00046 follows.
+# httpd's stop SIGTERMs a child that has not exited after about 2 s and SIGKILLs it (AH00046)
+# after 8: at this point the stacks of a child still there are taken, to tell a hang from a
+# slow exit when AH00046 follows.
 STUCK_AFTER = 5.0
-# How long a stop waits for the children to finish gracefully before it stops httpd hard:
-# GracefulShutdownTimeout of conf/journal-dev.conf.in, and a second for its parent to act.
-GRACE = 6.0
+# Seconds between closing the client's connection and stopping httpd (Server.stop).
+CLOSE_SETTLE = 0.05
 HTTP_TIMEOUT = 30.0
 
 # Lines of the error log that indicate a problem (httpd's own, and journal-worker's, which
@@ -449,30 +448,29 @@ class Server:
             return None
 
     def stop(self):
-        """A graceful stop, as Debian's apache2.service does: a hard one (-k stop) can crash a
-        child of httpd's event MPM whose worker is ending a connection at that moment (its
-        close_worker_sockets() reads the socket of a connection whose pool the worker is
-        destroying; docs/operations.md, "Stopping httpd"). GracefulShutdownTimeout (the
-        configuration's) bounds the wait for requests still running. httpd's parent looks
-        for its children's exit once a second; once they are gone, a SIGTERM ends it at
-        once, with no child left to stop hard."""
         if not self.started:
             return
         if self.http is not None:
+            # Closing the connection hands its end to a worker of httpd. A hard stop that
+            # arrives while a worker ends a connection can crash the child (httpd 2.4.71's
+            # close_worker_sockets() reads the socket of a connection whose pool the worker
+            # is destroying; docs/operations.md, "Stopping httpd"): the worker is given a
+            # moment first. A graceful stop would avoid the race, but httpd's parent looks
+            # for its children once a second, and every test server stops.
             self.http.close()
             self.http = None
+            time.sleep(CLOSE_SETTLE)
         pid = self._read_pid() or self.pid
         proc = _run_recording_pid([APACHE, "-d", str(self.root), "-f", str(self.conf_file),
-                                   "-k", "graceful-stop"], env=apache_env(), timeout=60)
-        self.roles[proc.pid] = "apache2 -k graceful-stop"
+                                   "-k", "stop"], env=apache_env(), timeout=60)
+        self.roles[proc.pid] = "apache2 -k stop"
         self.control_problems += sanitizer_lines(proc.stdout + proc.stderr)
         if pid is None:
             self.started = False
-            raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k graceful-stop said: "
+            raise RuntimeError(f"no pid for httpd in {self.root}; apache2 -k stop said: "
                                f"{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0 or self._children_gone(pid, GRACE):
-            if _pid_alive(pid):
-                os.kill(pid, signal.SIGTERM)
+        if proc.returncode != 0 and _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
         began = time.monotonic()
         deadline = began + STOP_TIMEOUT
         looked = False
@@ -491,18 +489,6 @@ class Server:
             time.sleep(0.05)
         self.started = False
         self.pid = None
-
-    @staticmethod
-    def _children_gone(parent, timeout):
-        """Whether the httpd children of parent exit within timeout (exited ones that are not
-        reaped yet have no command line)."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if not any(diagnostics.command_of(kid).startswith(APACHE)
-                       for kid in diagnostics.children_of(parent)):
-                return True
-            time.sleep(0.01)
-        return False
 
     def _look_at_stuck_children(self, parent):
         for kid in diagnostics.children_of(parent):
