@@ -10,7 +10,9 @@
     E "updated_at, " E "created_by, " E "created_by_key, " E "files_count, " E "has_photo, "        \
     E "description_original, " E "ai_checked_at, " E "ai_error"
 #define ENTRY_COLS ENTRY_RECORD("e.", "m.name")
-#define ENTRY_FROM " FROM entries e LEFT JOIN modules m ON m.id = e.module_id"
+/* HINT: "" or an index hint for entries (SQLite's " NOT INDEXED"). */
+#define ENTRY_FROM_HINTED(HINT) " FROM entries e" HINT " LEFT JOIN modules m ON m.id = e.module_id"
+#define ENTRY_FROM ENTRY_FROM_HINTED("")
 /* The same record, returned by the write itself (SQLite's RETURNING takes no table alias): the
  * answer to a create or an update is the row as that request wrote it, whatever the worker
  * does after the commit. */
@@ -40,7 +42,9 @@
  * list is a set, so an entry found by both is read once (UNION ALL: no second sort to drop
  * it). Each is read by its id (NOT INDEXED: by the IN list's ids, never an index walk that
  * tests each row against the list), and LIKE keeps exactly today's matches (the index folds
- * more than ASCII). PostgreSQL: the first argument is a LIKE pattern of a few
+ * more than ASCII). name_key is lower-case already, but lower() on both sides of the join is
+ * what lets SQLite use entries_student_key: against the bare column it compares with the
+ * column's affinity and walks the entries instead. PostgreSQL: the first argument is a LIKE pattern of a few
  * of the term's trigrams, served by the trigram index on both columns together (migration
  * 0014), and the ILIKE of the term checks each candidate; no index serves that one, so the
  * planner cannot add every trigram of the term back as a second index scan. Neither may sit
@@ -105,8 +109,7 @@
      * a row and a sort). PostgreSQL orders on e.id + 0: on e.id it could walk the primary key   \
      * backwards testing every row against the list. */                                          \
     X(ENTRIES_BY_IDS,                                                                              \
-      "SELECT " ENTRY_COLS " FROM entries e NOT INDEXED LEFT JOIN modules m ON m.id = e.module_id" \
-      " WHERE e.id IN " JR_IN_JSON_SQLITE                                                          \
+      "SELECT " ENTRY_COLS ENTRY_FROM_HINTED(" NOT INDEXED") " WHERE e.id IN " JR_IN_JSON_SQLITE   \
       " AND e.deleted_at IS NULL ORDER BY e.id DESC",                                              \
       "SELECT " ENTRY_COLS ENTRY_FROM " WHERE e.id IN " JR_IN_JSON_PG                              \
       " AND e.deleted_at IS NULL ORDER BY e.id + 0 DESC")                                          \
