@@ -17,7 +17,7 @@ started=$(date +%s)
 
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
-MIN_UNIT=351
+MIN_UNIT=355
 MIN_API_SQLITE=1095
 MIN_API_PGSQL=1095
 # Under the sanitizers three tests fewer run: test_memory's RSS bound and test_malloc_arenas are

@@ -579,9 +579,31 @@ void jr_db_after_commit(jr_db_t *db, jr_db_after_commit_fn *fn, unsigned mark)
     }
 }
 
+int jr_db_before_commit(jr_db_t *db, jr_db_before_commit_fn *fn, void *baton)
+{
+    if (db->before_commit == fn && db->before_commit_baton == baton) {
+        return 0;
+    }
+    db->before_commit = fn;
+    db->before_commit_baton = baton;
+    return 1;
+}
+
+int jr_db_in_tx(const jr_db_t *db)
+{
+    return db->in_tx;
+}
+
 apr_status_t jr_db_commit(jr_db_t *db)
 {
+    jr_db_before_commit_fn *before = db->before_commit;
     apr_status_t rv;
+    /* Taken off first: its own statements must not run it again, and a failure drops it. */
+    db->before_commit = NULL;
+    if (before && (rv = before(db, db->before_commit_baton)) != APR_SUCCESS) {
+        jr_db_rollback(db);
+        return rv;
+    }
     db->tx_lazy = 0;
     if (!db->in_tx) {
         return APR_SUCCESS; /* a lazy transaction that nothing began */
@@ -599,6 +621,7 @@ apr_status_t jr_db_commit(jr_db_t *db)
 void jr_db_rollback(jr_db_t *db)
 {
     db->tx_lazy = 0;
+    db->before_commit = NULL;
     db->in_tx = 0;
     db->commit_marks = 0;
     db->be->plain(db, "ROLLBACK", 1);

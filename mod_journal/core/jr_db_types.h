@@ -40,6 +40,9 @@ typedef struct jr_db {
     /* What must follow this transaction's COMMIT on this connection (jr_db_after_commit). */
     void (*after_commit)(struct jr_db *db, unsigned marks);
     unsigned commit_marks;
+    /* What must precede this transaction's COMMIT (jr_db_before_commit), and its baton. */
+    apr_status_t (*before_commit)(struct jr_db *db, void *baton);
+    void *before_commit_baton;
     /* The last failure: its class, the engine's code, and its message for logs (never data
      * of a request: the messages name statements, tables and constraints). */
     jr_db_error_e error;

@@ -32,14 +32,66 @@ int jr_redis_address(apr_pool_t *p, const char *text, const char **host, int *po
     return 0;
 }
 
+/* The values of one event row, in the order of EVENT_INSERT's placeholders. */
+#define EVENT_VALUES 6
+
+/* The rows of an insert by how many it writes: JR_EVENTS_INSERT_MAX at most per statement. */
+static const jr_stmt_id_t event_inserts[JR_EVENTS_INSERT_MAX + 1] = {
+    0, JR_Q_EVENT_INSERT, JR_Q_EVENT_INSERT_2, JR_Q_EVENT_INSERT_3, JR_Q_EVENT_INSERT_4};
+
+static apr_status_t insert_events(jr_db_t *db, apr_pool_t *p, const char **values, int n)
+{
+    while (n > 0) {
+        int k = n < JR_EVENTS_INSERT_MAX ? n : JR_EVENTS_INSERT_MAX;
+        apr_status_t rv = jr_db_exec(db, p, event_inserts[k], NULL, k * EVENT_VALUES, values);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        values += k * EVENT_VALUES;
+        n -= k;
+    }
+    return APR_SUCCESS;
+}
+
+/* Before the COMMIT: the transaction's events, in the order they came, in as few statements
+ * as jr_events_sql.h allows. */
+static apr_status_t flush_events(jr_db_t *db, void *baton)
+{
+    jr_ctx_t *ctx = baton;
+    apr_array_header_t *rows = ctx->pending_events;
+    return insert_events(db, ctx->pool, (const char **)rows->elts, rows->nelts / EVENT_VALUES);
+}
+
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
                       const char *entity_type, long long entity_id, const char *payload)
 {
     apr_pool_t *p = ctx->pool;
+    const char *values[EVENT_VALUES];
+    int i;
+    values[0] = type;
+    values[1] = jr_opt_i64(p, branch_id);
+    values[2] = entity_type;
+    values[3] = jr_opt_i64(p, entity_id);
+    values[4] = payload;
+    values[5] = jr_now_iso(p);
     ++ctx->events_written;
-    return jr_db_exec(ctx->db, p, JR_Q_EVENT_INSERT, NULL,
-                      JR_ARGS(type, jr_opt_i64(p, branch_id), entity_type,
-                              jr_opt_i64(p, entity_id), payload, jr_now_iso(p)));
+    /* Outside a begun transaction the row is written at once: as a write of its own, or as
+     * the first write of an armed one, which begins it (nothing gathered is ever left to a
+     * transaction of jr_tx_run that runs before the armed one begins). */
+    if (!jr_db_in_tx(ctx->db)) {
+        return insert_events(ctx->db, p, values, 1);
+    }
+    /* In a transaction the rows wait for its end: a create that tells of its entry, its
+     * notification and its AI status writes them with one statement, not three (on
+     * PostgreSQL two round trips fewer), and nothing reads the events of a transaction
+     * before it commits (the stream reads committed rows). */
+    if (jr_db_before_commit(ctx->db, flush_events, ctx)) {
+        ctx->pending_events = apr_array_make(p, 4 * EVENT_VALUES, sizeof(const char *));
+    }
+    for (i = 0; i < EVENT_VALUES; ++i) {
+        APR_ARRAY_PUSH(ctx->pending_events, const char *) = values[i];
+    }
+    return APR_SUCCESS;
 }
 
 int jr_purge_batched(jr_ctx_t *ctx, jr_stmt_id_t id, const char *cutoff)

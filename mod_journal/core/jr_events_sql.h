@@ -3,10 +3,17 @@
 #ifndef JR_EVENTS_SQL_H
 #define JR_EVENTS_SQL_H
 
+/* One event row's values; the inserts of 1 to JR_EVENTS_INSERT_MAX rows (jr_event gathers a
+ * transaction's events and writes them at its end). */
+#define JR_EVENTS_INSERT_MAX 4
+#define EV_ROW "(%s, " JR_INT ", %s, " JR_INT ", %s, %s)"
+#define EV_INTO "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at) VALUES "
+
 #define JR_EVENTS_STMTS(X)                                                                         \
-    X(EVENT_INSERT,                                                                                \
-      "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at)"          \
-      " VALUES (%s, " JR_INT ", %s, " JR_INT ", %s, %s)")                                          \
+    X(EVENT_INSERT, EV_INTO EV_ROW)                                                          \
+    X(EVENT_INSERT_2, EV_INTO EV_ROW ", " EV_ROW)                                         \
+    X(EVENT_INSERT_3, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW)                          \
+    X(EVENT_INSERT_4, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW ", " EV_ROW)           \
     X(EVENT_ENTRY_ROW,                                                                             \
       "SELECT id, branch_id, group_id, student_name, description, description_original,"           \
       " ai_status, ai_error, ai_checked_at FROM entries WHERE id = " JR_INT)                       \

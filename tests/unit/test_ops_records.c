@@ -240,8 +240,9 @@ END_TEST
 
 /* The statements a new entry runs inside its transaction, by SQLite's trace: only writes; the
  * settings are read before it, and the answer and its events' payloads are the row the insert
- * returns (no read of the entry, inside or after). */
-static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after, in_tx_entry_reads;
+ * returns (no read of the entry, inside or after). Its three events are one statement. */
+static int in_tx_settings, in_tx_updates, in_tx_answer, answer_after, in_tx_entry_reads,
+    in_tx_event_inserts, event_inserts_after;
 
 static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
 {
@@ -260,6 +261,8 @@ static int trace_stmt(unsigned type, void *ctx, void *stmt, void *sql)
                          strstr(text, "FROM entries") != NULL;
     in_tx_settings += in_tx && strstr(text, "FROM settings") != NULL;
     in_tx_updates += in_tx && strncmp(text, "UPDATE entries", 14) == 0;
+    in_tx_event_inserts += in_tx && strncmp(text, "INSERT INTO events", 18) == 0;
+    event_inserts_after += !in_tx && strncmp(text, "INSERT INTO events", 18) == 0;
     return 0;
 }
 
@@ -267,7 +270,9 @@ START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
 {
     sqlite3 *conn = apr_dbd_native_handle(fx_db->driver, fx_db->handle);
     jr_result_t res;
+    long long before = count("SELECT COUNT(*) FROM events");
     in_tx_settings = in_tx_updates = in_tx_answer = answer_after = in_tx_entry_reads = 0;
+    in_tx_event_inserts = event_inserts_after = 0;
     sqlite3_trace_v2(conn, SQLITE_TRACE_STMT, trace_stmt, NULL);
     res = fx_call(jr_op_entries_create,
                   jr_psprintf(fx_pool, "{\"student_name\": \"Ann\", \"group_id\": %lld}",
@@ -283,6 +288,14 @@ START_TEST(entries_create_holds_the_write_lock_only_for_its_writes)
     ck_assert_int_eq(in_tx_settings, 0);
     ck_assert_int_eq(in_tx_updates, 0);
     ck_assert_int_eq(in_tx_entry_reads, 0);
+    ck_assert_int_eq(in_tx_event_inserts, 1);
+    ck_assert_int_eq(event_inserts_after, 0);
+    /* In the order they were raised, each once. */
+    ck_assert_str_eq(fx_sql(jr_psprintf(fx_pool, "SELECT group_concat(type, ' ') FROM (SELECT type"
+                                                 " FROM events WHERE id > (SELECT MAX(id) - %lld"
+                                                 " FROM events) ORDER BY id)",
+                                        count("SELECT COUNT(*) FROM events") - before)),
+                     "entry.created notification ai_status");
 }
 END_TEST
 

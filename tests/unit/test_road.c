@@ -7,6 +7,7 @@
 #include "jr_share.h"
 #include "ops_fixture.h"
 #include "jr_auth.h"
+#include "jr_events.h"
 #include "jr_settings.h"
 #include "jr_util.h"
 
@@ -237,6 +238,99 @@ START_TEST(no_route_answers)
 }
 END_TEST
 
+/* ---- the events of a transaction ---------------------------------------------------------- */
+
+static long long events_count(void)
+{
+    return atoll(fx_sql("SELECT COUNT(*) FROM events"));
+}
+
+static apr_status_t raise_event(const char *type)
+{
+    return jr_event(&fx_ctx, type, 0, "thing", 1, "{}");
+}
+
+/* The rows wait for the COMMIT (even this connection sees none before it), then are written
+ * in the order they were raised, more than one statement's worth among them. */
+START_TEST(a_transactions_events_are_written_at_its_commit_in_order)
+{
+    long long before = events_count();
+    static const char *types[] = {"e1", "e2", "e3", "e4", "e5", "e6"};
+    int i;
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    for (i = 0; i < 6; ++i) {
+        ck_assert_int_eq(raise_event(types[i]), APR_SUCCESS);
+    }
+    ck_assert_int_eq(events_count(), before);
+    ck_assert_int_eq(jr_db_commit(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(events_count(), before + 6);
+    ck_assert_str_eq(fx_sql(jr_psprintf(fx_pool, "SELECT group_concat(type, ' ') FROM (SELECT"
+                                                 " type FROM events ORDER BY id DESC LIMIT 6"
+                                                 " ) AS t")),
+                     "e6 e5 e4 e3 e2 e1");
+}
+END_TEST
+
+/* A rollback drops what was gathered: the next transaction writes only its own; outside a
+ * transaction an event is written at once. */
+START_TEST(a_rolled_back_transaction_leaves_no_event)
+{
+    long long before = events_count();
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(raise_event("dropped"), APR_SUCCESS);
+    jr_db_rollback(fx_db);
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(raise_event("kept"), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_commit(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(events_count(), before + 1);
+    ck_assert_int_eq(atoll(fx_sql("SELECT COUNT(*) FROM events WHERE type = 'dropped'")), 0);
+    ck_assert_int_eq(raise_event("alone"), APR_SUCCESS);
+    ck_assert_int_eq(events_count(), before + 2);
+}
+END_TEST
+
+/* An event that cannot be written fails the COMMIT, which undoes the transaction's other
+ * writes: no answer claims a change whose events are missing. */
+START_TEST(an_event_that_cannot_be_written_fails_the_commit)
+{
+    long long audits = fx_audit_count(), before = events_count();
+    ck_assert_int_eq(jr_db_begin(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(jr_audit(&fx_ctx, "create", "thing", 1, NULL), APR_SUCCESS);
+    ck_assert_int_eq(jr_event(&fx_ctx, "broken", 0, "thing", 1, NULL), APR_SUCCESS);
+    ck_assert_int_ne(jr_db_commit(fx_db), APR_SUCCESS);
+    ck_assert_int_eq(fx_db->in_tx, 0);
+    ck_assert_int_eq(fx_audit_count(), audits);
+    ck_assert_int_eq(events_count(), before);
+}
+END_TEST
+
+/* On a writing route an event before any other write begins the transaction itself (nothing
+ * waits in an armed one), and the route's error undoes it like any write. */
+static int op_event_then(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
+{
+    (void)in;
+    ck_assert_int_eq(raise_event("first"), APR_SUCCESS);
+    ck_assert_int_eq(ctx->db->in_tx, 1);
+    ck_assert_int_eq(raise_event("second"), APR_SUCCESS);
+    return atoi(apr_table_get(ctx->query, "status")) < 400
+               ? jr_reply_ok(res, ctx->pool)
+               : jr_err_conflict(ctx, res, "taken");
+}
+
+START_TEST(a_routes_events_commit_and_roll_back_with_it)
+{
+    long long before = events_count();
+    jr_result_t res;
+    jr_result_init(&res, fx_pool);
+    apr_table_setn(fx_ctx.query, "status", "409");
+    ck_assert_int_eq(jr_road_op(&fx_ctx, op_event_then, JR_RF_WRITE, NULL, &res), 409);
+    ck_assert_int_eq(events_count(), before);
+    apr_table_setn(fx_ctx.query, "status", "200");
+    ck_assert_int_eq(jr_road_op(&fx_ctx, op_event_then, JR_RF_WRITE, NULL, &res), 200);
+    ck_assert_int_eq(events_count(), before + 2);
+}
+END_TEST
+
 Suite *suite_road(void)
 {
     Suite *s = suite_create("road");
@@ -250,5 +344,9 @@ Suite *suite_road(void)
     tcase_add_test(tc, a_write_to_a_record_removed_meanwhile_is_a_conflict);
     tcase_add_test(tc, route_rows_carry_their_data);
     tcase_add_test(tc, no_route_answers);
+    tcase_add_test(tc, a_transactions_events_are_written_at_its_commit_in_order);
+    tcase_add_test(tc, a_rolled_back_transaction_leaves_no_event);
+    tcase_add_test(tc, an_event_that_cannot_be_written_fails_the_commit);
+    tcase_add_test(tc, a_routes_events_commit_and_roll_back_with_it);
     return s;
 }
