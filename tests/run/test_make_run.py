@@ -30,6 +30,8 @@ import requests
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("JOURNAL_BUILD_DIR") or REPO / "build").resolve()
 DEV_BASE = Path("/var/lib/mod_journal-dev")
+# Seconds between the last request's connection closing and stopping httpd (Clone.stop).
+CLOSE_SETTLE = 0.05
 PROBLEM_RE = re.compile(r":(?:error|crit|alert|emerg)\]|^\[error\] |exit signal|Segmentation")
 FAKE_LLM = REPO / "tests" / "fakes" / "fake_llm.py"
 START_TIMEOUT = 60.0
@@ -141,7 +143,12 @@ class Clone:
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
             return
-        self.proc.send_signal(signal.SIGTERM)  # run.sh exec'd httpd: a graceful stop
+        # The test's last request closed its connection, which hands its end to a worker of
+        # httpd; SIGTERM is httpd's immediate stop, and one that arrives while a worker ends a
+        # connection can crash the child (httpd 2.4.71's event MPM; docs/operations.md,
+        # "Stopping httpd"). The worker is given a moment first, as tests/api/harness.py does.
+        time.sleep(CLOSE_SETTLE)
+        self.proc.send_signal(signal.SIGTERM)  # run.sh exec'd httpd, in the foreground
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
