@@ -169,5 +169,6 @@ if ! out=$(/usr/sbin/apache2 -t -d "$root" -f "$root/httpd.conf" 2>&1); then
 fi
 echo "mod_journal: http://127.0.0.1:$port/api (health: /api/health); data in $data;" \
      "logs in $root/logs; Ctrl-C stops."
-# apache2 stops gracefully on SIGTERM; Ctrl-C's SIGINT is turned into the same.
+# apache2 stops at once on SIGTERM and on Ctrl-C's SIGINT, gracefully on SIGWINCH
+# (docs/operations.md, "Stopping httpd").
 exec /usr/sbin/apache2 -d "$root" -f "$root/httpd.conf" -DFOREGROUND
