@@ -103,9 +103,6 @@ typedef struct jr_ctx {
     /* Outbox rows written through this context (jr_event), committed or not: the caller
      * that committed knows there is something to announce (journal-worker's Redis). */
     int events_written;
-    /* The event rows of the open transaction, not written yet (jr_event): EVENT_INSERT's
-     * values, row after row. */
-    apr_array_header_t *pending_events;
 } jr_ctx_t;
 
 void jr_result_init(jr_result_t *res, apr_pool_t *p);

@@ -579,19 +579,15 @@ void jr_db_after_commit(jr_db_t *db, jr_db_after_commit_fn *fn, unsigned mark)
     }
 }
 
-int jr_db_before_commit(jr_db_t *db, jr_db_before_commit_fn *fn, void *baton)
+void jr_db_before_commit(jr_db_t *db, jr_db_before_commit_fn *fn, void *baton)
 {
-    if (db->before_commit == fn && db->before_commit_baton == baton) {
-        return 0;
-    }
     db->before_commit = fn;
     db->before_commit_baton = baton;
-    return 1;
 }
 
-int jr_db_in_tx(const jr_db_t *db)
+void *jr_db_before_commit_baton(const jr_db_t *db, jr_db_before_commit_fn *fn)
 {
-    return db->in_tx;
+    return db->before_commit == fn ? db->before_commit_baton : NULL;
 }
 
 apr_status_t jr_db_commit(jr_db_t *db)

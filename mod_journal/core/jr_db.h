@@ -121,14 +121,13 @@ void jr_db_after_commit(jr_db_t *db, jr_db_after_commit_fn *fn, unsigned mark);
 
 /* Work that must run last inside the transaction, right before its COMMIT (rows a transaction
  * gathers as it goes and writes with one statement: jr_event). fn runs once, on this
- * connection; its failure fails the commit (rolled back). A rollback drops it. Returns 1 when
- * fn and baton were not set yet in this transaction (the caller starts gathering afresh), 0
- * when they were. One fn per transaction. */
+ * connection, with baton; its failure fails the commit (rolled back). A rollback drops it.
+ * One fn per transaction. */
 typedef apr_status_t jr_db_before_commit_fn(jr_db_t *db, void *baton);
-int jr_db_before_commit(jr_db_t *db, jr_db_before_commit_fn *fn, void *baton);
+void jr_db_before_commit(jr_db_t *db, jr_db_before_commit_fn *fn, void *baton);
 
-/* 1 when a transaction has begun on db (a lazy one only once a statement wrote). */
-int jr_db_in_tx(const jr_db_t *db);
+/* The baton fn was given in this transaction, NULL when fn is not set. */
+void *jr_db_before_commit_baton(const jr_db_t *db, jr_db_before_commit_fn *fn);
 
 /* Checks the connection (apr_dbd_check_conn: libpq resets a broken one) and runs a plain
  * statement without parameters (health checks). */

@@ -53,13 +53,12 @@ static apr_status_t insert_events(jr_db_t *db, apr_pool_t *p, const char **value
     return APR_SUCCESS;
 }
 
-/* Before the COMMIT: the transaction's events, in the order they came, in as few statements
- * as jr_events_sql.h allows. */
+/* Before the COMMIT: the transaction's events (baton: their values, row after row), in the
+ * order they came, in as few statements as jr_events_sql.h allows. */
 static apr_status_t flush_events(jr_db_t *db, void *baton)
 {
-    jr_ctx_t *ctx = baton;
-    apr_array_header_t *rows = ctx->pending_events;
-    return insert_events(db, ctx->pool, (const char **)rows->elts, rows->nelts / EVENT_VALUES);
+    apr_array_header_t *rows = baton;
+    return insert_events(db, rows->pool, (const char **)rows->elts, rows->nelts / EVENT_VALUES);
 }
 
 apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
@@ -67,6 +66,7 @@ apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
 {
     apr_pool_t *p = ctx->pool;
     const char *values[EVENT_VALUES];
+    apr_array_header_t *rows;
     int i;
     values[0] = type;
     values[1] = jr_opt_i64(p, branch_id);
@@ -78,18 +78,19 @@ apr_status_t jr_event(jr_ctx_t *ctx, const char *type, long long branch_id,
     /* Outside a begun transaction the row is written at once: as a write of its own, or as
      * the first write of an armed one, which begins it (nothing gathered is ever left to a
      * transaction of jr_tx_run that runs before the armed one begins). */
-    if (!jr_db_in_tx(ctx->db)) {
+    if (!ctx->db->in_tx) {
         return insert_events(ctx->db, p, values, 1);
     }
     /* In a transaction the rows wait for its end: a create that tells of its entry, its
      * notification and its AI status writes them with one statement, not three (on
      * PostgreSQL two round trips fewer), and nothing reads the events of a transaction
      * before it commits (the stream reads committed rows). */
-    if (jr_db_before_commit(ctx->db, flush_events, ctx)) {
-        ctx->pending_events = apr_array_make(p, 4 * EVENT_VALUES, sizeof(const char *));
+    if (!(rows = jr_db_before_commit_baton(ctx->db, flush_events))) {
+        rows = apr_array_make(p, 4 * EVENT_VALUES, sizeof(const char *));
+        jr_db_before_commit(ctx->db, flush_events, rows);
     }
     for (i = 0; i < EVENT_VALUES; ++i) {
-        APR_ARRAY_PUSH(ctx->pending_events, const char *) = values[i];
+        APR_ARRAY_PUSH(rows, const char *) = values[i];
     }
     return APR_SUCCESS;
 }

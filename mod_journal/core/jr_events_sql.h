@@ -7,13 +7,14 @@
  * transaction's events and writes them at its end). */
 #define JR_EVENTS_INSERT_MAX 4
 #define EV_ROW "(%s, " JR_INT ", %s, " JR_INT ", %s, %s)"
-#define EV_INTO "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at) VALUES "
+#define EV_INTO                                                                                    \
+    "INSERT INTO events (type, branch_id, entity_type, entity_id, payload, created_at) VALUES "
 
 #define JR_EVENTS_STMTS(X)                                                                         \
-    X(EVENT_INSERT, EV_INTO EV_ROW)                                                          \
-    X(EVENT_INSERT_2, EV_INTO EV_ROW ", " EV_ROW)                                         \
-    X(EVENT_INSERT_3, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW)                          \
-    X(EVENT_INSERT_4, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW ", " EV_ROW)           \
+    X(EVENT_INSERT, EV_INTO EV_ROW)                                                                \
+    X(EVENT_INSERT_2, EV_INTO EV_ROW ", " EV_ROW)                                                  \
+    X(EVENT_INSERT_3, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW)                                      \
+    X(EVENT_INSERT_4, EV_INTO EV_ROW ", " EV_ROW ", " EV_ROW ", " EV_ROW)                          \
     X(EVENT_ENTRY_ROW,                                                                             \
       "SELECT id, branch_id, group_id, student_name, description, description_original,"           \
       " ai_status, ai_error, ai_checked_at FROM entries WHERE id = " JR_INT)                       \
