@@ -18,9 +18,9 @@ apr_status_t jr_audit_ref(jr_ctx_t *ctx, const char *action, const char *entity_
     if (changes && json_array_size(changes) > 0) {
         ch = jr_json_dump(p, changes, NULL);
     }
-    return jr_db_exec(ctx->db, p, JR_Q_AUDIT_INSERT, NULL,
-                      JR_ARGS(jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
-                              jr_opt_i64(p, ctx->who.key_id),
-                              ctx->who.via_api_key ? "1" : "0", ctx->client_ip, action,
-                              entity_type, entity_ref, ch));
+    return jr_db_exec_later(ctx->db, p, JR_Q_AUDIT_INSERT,
+                            JR_ARGS(jr_now_iso(p), jr_opt_i64(p, ctx->who.user_id),
+                                    jr_opt_i64(p, ctx->who.key_id),
+                                    ctx->who.via_api_key ? "1" : "0", ctx->client_ip, action,
+                                    entity_type, entity_ref, ch));
 }

@@ -531,6 +531,20 @@ apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int *nrows,
                 : APR_EGENERAL;
 }
 
+apr_status_t jr_db_exec_later(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int nargs,
+                              const char **args)
+{
+    int alone = 0;
+    void *stmt = statement(db, id, nargs, &alone);
+    if (!stmt) {
+        return APR_EGENERAL;
+    }
+    if (db->in_tx && db->be->hold) {
+        return db->be->hold(db, p, id, stmt, nargs, args);
+    }
+    return statement_done(db, alone, db->be->exec(db, p, id, stmt, NULL, nargs, args));
+}
+
 apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_row_fn *fn,
                                void *baton, int nargs, const char **args)
 {
@@ -548,7 +562,9 @@ apr_status_t jr_db_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_r
 apr_status_t jr_db_begin(jr_db_t *db)
 {
     apr_status_t rv = db->be->write_enter && !db->in_tx ? db->be->write_enter(db) : APR_SUCCESS;
-    if (rv == APR_SUCCESS && (rv = db->be->plain(db, db->be->begin_sql, 0)) == APR_SUCCESS) {
+    if (rv == APR_SUCCESS &&
+        (rv = db->be->hold ? db->be->hold(db, NULL, 0, NULL, 0, NULL)
+                           : db->be->plain(db, db->be->begin_sql, 0)) == APR_SUCCESS) {
         db->in_tx = 1;
     } else if (!db->in_tx) {
         write_leave(db);
@@ -604,7 +620,9 @@ apr_status_t jr_db_commit(jr_db_t *db)
     if (!db->in_tx) {
         return APR_SUCCESS; /* a lazy transaction that nothing began */
     }
-    if ((rv = db->be->plain(db, "COMMIT", 0)) != APR_SUCCESS) {
+    if (db->begin_held && !db->nheld) {
+        db->begin_held = 0; /* a BEGIN without a statement never reached the server */
+    } else if ((rv = db->be->plain(db, "COMMIT", 0)) != APR_SUCCESS) {
         jr_db_rollback(db);
         return rv;
     }
@@ -620,7 +638,13 @@ void jr_db_rollback(jr_db_t *db)
     db->before_commit = NULL;
     db->in_tx = 0;
     db->commit_marks = 0;
-    db->be->plain(db, "ROLLBACK", 1);
+    db->nheld = 0; /* held writes are dropped; a transaction whose BEGIN is still held never
+                    * reached the server */
+    if (db->begin_held) {
+        db->begin_held = 0;
+    } else {
+        db->be->plain(db, "ROLLBACK", 1);
+    }
     write_leave(db);
 }
 

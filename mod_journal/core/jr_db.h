@@ -85,6 +85,12 @@ apr_status_t jr_db_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, jr_rows_t
                           int nargs, const char **args);
 apr_status_t jr_db_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int *nrows, int nargs,
                         const char **args);
+/* A write whose outcome only the transaction's COMMIT needs (an audit row, the events): inside
+ * a transaction on PostgreSQL it is held and sent with the next statement or the COMMIT, in one
+ * round trip, and its failure fails that statement or the COMMIT (so the transaction is rolled
+ * back). It runs at once outside a transaction and on SQLite. */
+apr_status_t jr_db_exec_later(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, int nargs,
+                              const char **args);
 
 /* Calls fn for each row of a select without holding the result in memory: row[c] is column c
  * as text (NULL for SQL NULL), valid only during the call (it points into SQLite's statement

@@ -57,6 +57,11 @@ struct jr_db_backend {
     /* How a write transaction begins: SQLite takes the write lock up front (BEGIN IMMEDIATE), so
      * that a transaction never fails half way turning a read lock into a write lock. */
     const char *begin_sql;
+    /* Keeps BEGIN (stmt NULL) or a write of jr_db_exec_later in db->held, to be sent with the
+     * next statement or the COMMIT in one round trip; args are copied into p. NULL where a
+     * statement costs no round trip (SQLite): BEGIN and the write run at once. */
+    apr_status_t (*hold)(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt, int nargs,
+                         const char **args);
     /* Around a write transaction, or a writing statement outside one: SQLite queues for its
      * database's write lock (jr_wqueue.h) before BEGIN IMMEDIATE and leaves the queue after
      * COMMIT or ROLLBACK. enter fails as a busy BEGIN does (recorded, JR_DB_E_BUSY); leave

@@ -13,6 +13,7 @@
 
 #include "jr_db.h"
 #include "jr_db_backend.h"
+#include "jr_log.h"
 
 /* Parameters are declared as varchar, as apr_dbd's pgsql driver declared them: the catalogue's
  * SQL casts what is not text (JR_INT). */
@@ -112,18 +113,174 @@ static apr_status_t clear_result(void *res)
     return APR_SUCCESS;
 }
 
+/* ---- what travels together ------------------------------------------------------------------ */
+
+/* A step of a round trip: a prepared statement (stmt set), or a plain one (sql set). */
+typedef struct {
+    jr_stmt_id_t id;
+    const char *stmt, *sql;
+    int nargs;
+    const char **args;
+    int quiet;
+} pg_step_t;
+
+static int pg_ok(const PGresult *res)
+{
+    ExecStatusType st = PQresultStatus(res);
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+static int pg_send(PGconn *conn, const pg_step_t *s)
+{
+    return s->stmt ? PQsendQueryPrepared(conn, s->stmt, s->nargs, s->args, NULL, NULL, 0)
+                   : PQsendQueryParams(conn, s->sql, 0, NULL, NULL, NULL, NULL, 0);
+}
+
+/* A failed step: recorded as its statement's failure (quietly when it says so). */
+static void pg_step_failed(jr_db_t *db, const pg_step_t *s, const PGresult *res)
+{
+    if (!s->quiet) {
+        pg_failed(db, s->id, s->stmt ? NULL : s->sql, res);
+    } else {
+        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        apr_cpystrn(db->sqlstate, state ? state : "", sizeof(db->sqlstate));
+    }
+}
+
+/* At debug level, the steps that travel together (JR12141): the tests count round trips. */
+static void pg_log_steps(const pg_step_t *steps, int n)
+{
+    char line[512];
+    size_t len = 0;
+    int i;
+    if (JR_LOG_LEVEL(JR12141) > jr_log_enabled) {
+        return;
+    }
+    line[0] = '\0';
+    for (i = 0; i < n && len < sizeof(line); ++i) {
+        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "",
+                                steps[i].stmt ? jr_stmt_label(steps[i].id) : steps[i].sql);
+    }
+    JR_LOG(JR12141, 0, "one round trip: %s", line);
+}
+
+/* What db holds (its BEGIN, its held writes), then last (NULL: nothing more), in one round trip:
+ * libpq's pipeline mode, ended by one Sync. The server runs the steps in order and skips the rest
+ * after a failure (inside the transaction, which the caller then rolls back). Returns last's
+ * result when every step succeeded (a placeholder result when last is NULL); NULL otherwise, the
+ * first failure recorded. The connection is left idle and out of pipeline mode. */
+static PGresult *pg_pipeline(jr_db_t *db, const pg_step_t *last)
+{
+    PGconn *conn = db->native;
+    pg_step_t steps[JR_DB_HELD_MAX + 2];
+    PGresult *res, *out = NULL;
+    int i, n = 0, sent = 0, failed = -1;
+
+    if (db->begin_held) {
+        steps[n++] = (pg_step_t){0, NULL, "BEGIN", 0, NULL, 0};
+    }
+    for (i = 0; i < db->nheld; ++i) {
+        const struct jr_db_held *h = &db->held[i];
+        steps[n++] = (pg_step_t){h->id, h->stmt, NULL, h->nargs, h->args, 0};
+    }
+    if (last) {
+        steps[n++] = *last;
+    }
+    db->begin_held = 0;
+    db->nheld = 0;
+    pg_log_steps(steps, n);
+    if (!PQenterPipelineMode(conn)) {
+        pg_step_failed(db, &steps[0], NULL);
+        return NULL;
+    }
+    while (sent < n && pg_send(conn, &steps[sent])) {
+        ++sent;
+    }
+    if (!PQpipelineSync(conn)) {
+        sent = -1; /* nothing can be read back: the connection is gone */
+    }
+    for (i = 0; i < sent; ++i) {
+        while ((res = PQgetResult(conn)) != NULL) {
+            if (failed < 0 && !pg_ok(res) && PQresultStatus(res) != PGRES_PIPELINE_ABORTED) {
+                failed = i;
+                pg_step_failed(db, &steps[i], res);
+            }
+            if (i == n - 1 && last && failed < 0 && !out) {
+                out = res;
+            } else {
+                PQclear(res);
+            }
+        }
+    }
+    if (sent >= 0) {
+        PQclear(PQgetResult(conn)); /* the Sync's */
+    }
+    if (sent != n && failed < 0) { /* libpq could not send a step */
+        failed = sent < 0 ? n - 1 : sent;
+        pg_step_failed(db, &steps[failed], NULL);
+    }
+    PQexitPipelineMode(conn);
+    if (failed >= 0) {
+        PQclear(out);
+        return NULL;
+    }
+    return out ? out : PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK);
+}
+
+/* Statement id's result after what db holds, or NULL when it or a held step failed (recorded). */
+static PGresult *pg_run(jr_db_t *db, jr_stmt_id_t id, void *stmt, int nargs, const char **args)
+{
+    pg_step_t step = {id, stmt, NULL, nargs, args, 0};
+    PGresult *res;
+    if (db->begin_held || db->nheld) {
+        return pg_pipeline(db, &step);
+    }
+    res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
+    if (!pg_ok(res)) {
+        pg_failed(db, id, NULL, res);
+        PQclear(res);
+        return NULL;
+    }
+    return res;
+}
+
+static apr_status_t pg_hold(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt, int nargs,
+                            const char **args)
+{
+    struct jr_db_held *h;
+    int i;
+    if (!stmt) {
+        db->begin_held = 1;
+        return APR_SUCCESS;
+    }
+    if (db->nheld == JR_DB_HELD_MAX) {
+        PGresult *res = pg_pipeline(db, NULL);
+        if (!res) {
+            return APR_EGENERAL;
+        }
+        PQclear(res);
+    }
+    h = &db->held[db->nheld++];
+    h->id = id;
+    h->stmt = stmt;
+    h->nargs = nargs;
+    h->args = apr_palloc(p, sizeof(char *) * (apr_size_t)(nargs + 1));
+    for (i = 0; i < nargs; ++i) {
+        h->args[i] = args[i] ? apr_pstrdup(p, args[i]) : NULL;
+    }
+    return APR_SUCCESS;
+}
+
 /* A select read whole: the rows point into the PGresult, which lives as long as p (no copy of
  * the values, one array of pointers per row). */
 static apr_status_t pg_select(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt,
                               jr_rows_t **out, int nargs, const char **args)
 {
-    PGresult *res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
+    PGresult *res = pg_run(db, id, stmt, nargs, args);
     const char **vals;
     jr_rows_t *r;
     int i;
-    if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK) {
-        pg_failed(db, id, NULL, res);
-        PQclear(res);
+    if (!res) {
         return APR_EGENERAL;
     }
     apr_pool_cleanup_register(p, res, clear_result, apr_pool_cleanup_null);
@@ -169,6 +326,12 @@ static apr_status_t pg_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, 
     apr_status_t rv = APR_SUCCESS;
     int stop = 0;
 
+    if (db->begin_held || db->nheld) { /* sent first: single-row mode is not pipelined */
+        if (!(res = pg_pipeline(db, NULL))) {
+            return APR_EGENERAL;
+        }
+        PQclear(res);
+    }
     if (!PQsendQueryPrepared(conn, stmt, nargs, args, NULL, NULL, 0)) {
         pg_failed(db, id, NULL, NULL);
         return APR_EGENERAL;
@@ -195,12 +358,9 @@ static apr_status_t pg_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, 
 static apr_status_t pg_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *stmt, int *nrows,
                             int nargs, const char **args)
 {
-    PGresult *res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
-    ExecStatusType st = PQresultStatus(res);
+    PGresult *res = pg_run(db, id, stmt, nargs, args);
     (void)p;
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        pg_failed(db, id, NULL, res);
-        PQclear(res);
+    if (!res) {
         return APR_EGENERAL;
     }
     if (nrows) {
@@ -214,8 +374,17 @@ static apr_status_t pg_exec(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *s
 
 static apr_status_t pg_plain(jr_db_t *db, const char *sql, int quiet)
 {
-    PGresult *res = PQexec(db->native, sql);
+    PGresult *res;
     apr_status_t rv = APR_SUCCESS;
+    if (db->begin_held || db->nheld) { /* the COMMIT, with the writes it waited for */
+        pg_step_t step = {0, NULL, sql, 0, NULL, quiet};
+        if (!(res = pg_pipeline(db, &step))) {
+            return APR_EGENERAL;
+        }
+        PQclear(res);
+        return APR_SUCCESS;
+    }
+    res = PQexec(db->native, sql);
     if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
         if (!quiet) {
             pg_failed(db, 0, sql, res);
@@ -325,6 +494,7 @@ const jr_db_backend_t jr_db_backend_pgsql = {
     .exec = pg_exec,
     .plain = pg_plain,
     .begin_sql = "BEGIN",
+    .hold = pg_hold,
     .write_enter = NULL,
     .write_leave = NULL,
     .generation = pg_generation,

@@ -26,6 +26,9 @@ typedef enum {
     JR_DB_E_GONE         /* the connection was lost */
 } jr_db_error_e;
 
+/* Writes a PostgreSQL connection holds back at most (jr_db_exec_later): one more sends them. */
+#define JR_DB_HELD_MAX 8
+
 typedef struct jr_db {
     const jr_db_backend_t *be;
     const apr_dbd_driver_t *driver;
@@ -43,6 +46,17 @@ typedef struct jr_db {
     /* What must precede this transaction's COMMIT (jr_db_before_commit), and its baton. */
     apr_status_t (*before_commit)(struct jr_db *db, void *baton);
     void *before_commit_baton;
+    /* PostgreSQL: what waits to travel with the next statement, in one round trip (libpq's
+     * pipeline mode): this transaction's BEGIN until its first statement, and the writes of
+     * jr_db_exec_later until the next statement or the COMMIT. Their arguments are copies. */
+    int begin_held;
+    int nheld;
+    struct jr_db_held {
+        jr_stmt_id_t id;
+        void *stmt;
+        int nargs;
+        const char **args;
+    } held[JR_DB_HELD_MAX];
     /* The last failure: its class, the engine's code, and its message for logs (never data
      * of a request: the messages name statements, tables and constraints). */
     jr_db_error_e error;

@@ -43,7 +43,7 @@ static apr_status_t insert_events(jr_db_t *db, apr_pool_t *p, const char **value
 {
     while (n > 0) {
         int k = n < JR_EVENTS_INSERT_MAX ? n : JR_EVENTS_INSERT_MAX;
-        apr_status_t rv = jr_db_exec(db, p, event_inserts[k], NULL, k * EVENT_VALUES, values);
+        apr_status_t rv = jr_db_exec_later(db, p, event_inserts[k], k * EVENT_VALUES, values);
         if (rv != APR_SUCCESS) {
             return rv;
         }

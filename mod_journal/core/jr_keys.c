@@ -147,7 +147,7 @@ static int is_mutation(const char *method)
     return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
 }
 
-int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
+int jr_key_ban(jr_ctx_t *ctx, const char *key, int settings, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
     const char *now = jr_now_iso(p);
@@ -166,7 +166,7 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     }
     /* One query reads the address's ban and the key's record (kept for the next step), and
      * the two settings /api/v1/me answers with. */
-    if (jr_db_select(ctx->db, p, JR_Q_KEY_AUTH, &r,
+    if (jr_db_select(ctx->db, p, settings ? JR_Q_KEY_AUTH_SETTINGS : JR_Q_KEY_AUTH, &r,
                      JR_ARGS(ctx->client_ip ? ctx->client_ip : "", now,
                              ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
                              jr_setting_name(JR_SETTING_TIMEZONE),
@@ -182,6 +182,9 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res)
     }
     ctx->who.key_row = r;
     ctx->snapshot_row = r;
+    if (settings) {
+        jr_settings_carried(ctx, jr_rows_get(r, 0, "settings_json"));
+    }
     return 1;
 }
 
@@ -245,6 +248,6 @@ int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res)
 
 int jr_auth_key(jr_ctx_t *ctx, const char *key, jr_result_t *res)
 {
-    return jr_key_ban(ctx, key, res) && jr_key_authenticate(ctx, key, res) &&
+    return jr_key_ban(ctx, key, 0, res) && jr_key_authenticate(ctx, key, res) &&
            jr_key_rate_limit(ctx, res) && jr_key_scope(ctx, -1, res);
 }

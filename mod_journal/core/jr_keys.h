@@ -22,8 +22,9 @@ int jr_key_wellformed(const char *key);
  * jr_key_authenticate: the key itself (missing, unknown: 401 and a counted failure; expired),
  * then the caller's identity. jr_key_rate_limit: the key's requests per minute (429; the
  * RateLimit headers), its last use recorded. jr_key_scope: read or write (1), or by the
- * method (-1). */
-int jr_key_ban(jr_ctx_t *ctx, const char *key, jr_result_t *res);
+ * method (-1). With settings set, jr_key_ban's query brings every stored setting too, for
+ * routes that read them (jr_settings_carried). */
+int jr_key_ban(jr_ctx_t *ctx, const char *key, int settings, jr_result_t *res);
 int jr_key_authenticate(jr_ctx_t *ctx, const char *key, jr_result_t *res);
 int jr_key_rate_limit(jr_ctx_t *ctx, jr_result_t *res);
 int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res);

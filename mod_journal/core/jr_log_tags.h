@@ -162,6 +162,7 @@
     X(JR12120, WARN)                                                                          \
     /* the read path */                                                                       \
     X(JR12140, DEBUG)                                                                         \
+    X(JR12141, DEBUG)                                                                         \
     /* the workers' wake-ups after commit */                                                  \
     X(JR12160, WARN)
 /* clang-format on */

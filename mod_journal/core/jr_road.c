@@ -8,6 +8,18 @@
 #include "jr_rcache.h"
 #include "jr_road.h"
 
+/* A COMMIT that failed. A lock, a serialization failure or a lost connection is worth a retry
+ * (503); a held write (jr_db_exec_later), which meets its own failure at the COMMIT, answers
+ * as it would have when run at once. */
+static int commit_failed(jr_ctx_t *ctx, jr_result_t *res)
+{
+    jr_db_error_e e = jr_db_error(ctx->db);
+    if (e == JR_DB_OK || e == JR_DB_E_BUSY || e == JR_DB_E_GONE) {
+        return jr_err_busy(ctx, res);
+    }
+    return jr_err_write(ctx, res, NULL);
+}
+
 int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr_result_t *res)
 {
     int write = (flags & JR_RF_WRITE) && ctx->db, ok;
@@ -26,7 +38,7 @@ int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr
     }
     if (write && ok && jr_db_commit(ctx->db) != APR_SUCCESS) {
         jr_db_rollback(ctx->db);
-        jr_err_busy(ctx, res);
+        commit_failed(ctx, res);
         ok = 0;
     } else if (write && !ok) {
         jr_db_rollback(ctx->db);
@@ -38,7 +50,7 @@ int jr_road_op(jr_ctx_t *ctx, jr_op_fn *op, unsigned flags, const json_t *in, jr
 int jr_road_commit(jr_ctx_t *ctx, jr_result_t *res)
 {
     if (jr_db_commit(ctx->db) != APR_SUCCESS) {
-        jr_err_busy(ctx, res);
+        commit_failed(ctx, res);
         return -1;
     }
     return 0;
@@ -52,7 +64,7 @@ static int step_ban(jr_ctx_t *ctx, const jr_route_t *route, const jr_credentials
                     jr_result_t *res)
 {
     if (route->auth == JR_AUTH_KEY) {
-        return jr_key_ban(ctx, cred->api_key, res);
+        return jr_key_ban(ctx, cred->api_key, (route->flags & JR_RF_WRITE) != 0, res);
     }
     return !(route->flags & JR_RF_BAN) || jr_ban_check(ctx, res) == 0;
 }

@@ -65,14 +65,33 @@ int jr_setting_id(const char *name)
     return id < JR_SETTING__COUNT ? id : -1;
 }
 
+static const char stored_key[] = "jr:settings";
+
+void jr_settings_carried(jr_ctx_t *ctx, const char *json)
+{
+    apr_hash_t *h = apr_hash_make(ctx->pool);
+    const char *err, *name;
+    json_t *obj, *v;
+    if (!json || !(obj = jr_json_parse(ctx->pool, json, strlen(json), &err))) {
+        return;
+    }
+    json_object_foreach(obj, name, v) {
+        if (!json_is_string(v)) {
+            return;
+        }
+        apr_hash_set(h, apr_pstrdup(ctx->pool, name), APR_HASH_KEY_STRING,
+                     apr_pstrdup(ctx->pool, json_string_value(v)));
+    }
+    apr_pool_userdata_setn(h, stored_key, NULL, ctx->pool);
+}
+
 /* Stored values, read once per request. */
 static apr_hash_t *stored(jr_ctx_t *ctx)
 {
-    static const char key[] = "jr:settings";
     apr_hash_t *h = NULL;
     jr_rows_t *rows;
     int i;
-    apr_pool_userdata_get((void **)&h, key, ctx->pool);
+    apr_pool_userdata_get((void **)&h, stored_key, ctx->pool);
     if (h) {
         return h;
     }
@@ -84,7 +103,7 @@ static apr_hash_t *stored(jr_ctx_t *ctx)
                          jr_rows_get(rows, i, "value"));
         }
     }
-    apr_pool_userdata_setn(h, key, NULL, ctx->pool);
+    apr_pool_userdata_setn(h, stored_key, NULL, ctx->pool);
     return h;
 }
 

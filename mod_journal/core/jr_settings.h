@@ -66,6 +66,11 @@ const char *jr_setting_timezone(jr_ctx_t *ctx);
  * key's query, one round trip instead of two. */
 const char *jr_setting_known(jr_setting_id_t id, const char *stored);
 
+/* The stored settings as another statement of the request read them: json is an object of
+ * name: text. jr_setting() then reads no more. NULL (not carried) or a json that cannot be
+ * read leaves it to read them itself. */
+void jr_settings_carried(jr_ctx_t *ctx, const char *json);
+
 /* 1 when the switch setting is on. */
 int jr_setting_on(jr_ctx_t *ctx, jr_setting_id_t id);
 

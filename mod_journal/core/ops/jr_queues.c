@@ -18,8 +18,8 @@ apr_status_t jr_ai_queue(jr_ctx_t *ctx, const char *entity_type, long long id, l
 {
     apr_pool_t *p = ctx->pool;
     const char *now = jr_now_iso(p);
-    if (jr_db_exec(ctx->db, p, JR_Q_AI_JOB_OPEN, NULL,
-                   JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now)) !=
+    if (jr_db_exec_later(ctx->db, p, JR_Q_AI_JOB_OPEN,
+                         JR_ARGS(entity_type, jr_i64(p, id), jr_i64(p, branch), now, now)) !=
         APR_SUCCESS) {
         return APR_EGENERAL;
     }
@@ -31,10 +31,10 @@ apr_status_t jr_jobs_follow(jr_ctx_t *ctx, const char *entity_type, long long id
 {
     apr_pool_t *p = ctx->pool;
     const char *b = jr_i64(p, branch), *i = jr_i64(p, id);
-    apr_status_t rv = jr_db_exec(ctx->db, p, JR_Q_AI_JOBS_FOLLOW_RECORD, NULL,
-                                 JR_ARGS(b, entity_type, i));
+    apr_status_t rv = jr_db_exec_later(ctx->db, p, JR_Q_AI_JOBS_FOLLOW_RECORD,
+                                       JR_ARGS(b, entity_type, i));
     if (rv == APR_SUCCESS && !strcmp(entity_type, "entry")) {
-        rv = jr_db_exec(ctx->db, p, JR_Q_PHOTO_JOBS_FOLLOW_ENTRY, NULL, JR_ARGS(b, i));
+        rv = jr_db_exec_later(ctx->db, p, JR_Q_PHOTO_JOBS_FOLLOW_ENTRY, JR_ARGS(b, i));
     }
     return rv;
 }
