@@ -183,3 +183,43 @@ def test_a_write_reads_the_settings_with_the_key_and_sees_every_change(fresh_ser
     r = srv.api("GET", "/api/v1/me", headers=h)
     assert_json(r, 200)
     assert statements(srv, r) == ["key_auth"]
+
+
+@pytest.mark.skipif(not PG, reason="PostgreSQL's round trips: a session that ends in one")
+def test_a_session_lost_in_a_held_round_trip_is_replaced(fresh_server):
+    """The audit row ends its own server session in the COMMIT's round trip: the request is
+    refused as a lost connection (503, retry), nothing of it stays, and the next requests
+    get a working connection (reset or replaced by mod_dbd, its statements prepared again)."""
+    srv = fresh_server(CONF)
+    srv.allowed_log_patterns += [
+        r"\[journal:error\] .*JR01005: statement [a-z0-9_]+ failed: ",
+        r"\[journal:error\] .*JR01006: (?:BEGIN|COMMIT|ROLLBACK)\b.* failed: ",
+        r"\[dbd:error\] .*AH00639: DBD \[pgsql\] Error: ",
+        r"JR01008",
+    ]
+    group = srv.create_group(srv.create_branch()["id"])
+    h = key_for(srv)
+    before = counts(srv)
+    sql_exec(srv,
+             "CREATE FUNCTION audit_ends_session() RETURNS trigger LANGUAGE plpgsql AS "
+             "$$ BEGIN IF NEW.entity_type = 'entry' THEN "
+             "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF; "
+             "RETURN NEW; END $$",
+             "CREATE TRIGGER audit_ends_session BEFORE INSERT ON audit_log "
+             "FOR EACH ROW EXECUTE FUNCTION audit_ends_session()")
+    name = uniq("S")
+    r = srv.api("POST", "/api/v1/entries", headers=h,
+                json={"student_name": name, "group_id": group["id"], "description": "x"})
+    assert_error(r, 503, "try again")
+    assert round_trips(srv, r)[-1] == "ai_job_open audit_insert event_insert_3 COMMIT"
+    assert counts(srv) == before
+    sql_exec(srv, "DROP TRIGGER audit_ends_session ON audit_log",
+             "DROP FUNCTION audit_ends_session()")
+    for _ in range(12):  # more than the pooled connections of a child
+        assert_json(srv.api("POST", "/api/v1/entries", headers=h,
+                            json={"student_name": name, "group_id": group["id"]}), 201)
+    assert sql_int(srv, f"SELECT COUNT(*) FROM entries WHERE student_name = '{name}'") == 12
+    # the session did end in that round trip, at the held audit row
+    log = srv.read_error_log()
+    assert re.search(r"JR01005: statement audit_insert failed: FATAL: +terminating connection",
+                     log), log
