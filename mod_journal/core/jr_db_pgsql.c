@@ -121,7 +121,6 @@ typedef struct {
     const char *stmt, *sql;
     int nargs;
     const char **args;
-    int quiet;
 } pg_step_t;
 
 static int pg_ok(const PGresult *res)
@@ -136,15 +135,10 @@ static int pg_send(PGconn *conn, const pg_step_t *s)
                    : PQsendQueryParams(conn, s->sql, 0, NULL, NULL, NULL, NULL, 0);
 }
 
-/* A failed step: recorded as its statement's failure (quietly when it says so). */
+/* A failed step, recorded as its statement's failure. */
 static void pg_step_failed(jr_db_t *db, const pg_step_t *s, const PGresult *res)
 {
-    if (!s->quiet) {
-        pg_failed(db, s->id, s->stmt ? NULL : s->sql, res);
-    } else {
-        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-        apr_cpystrn(db->sqlstate, state ? state : "", sizeof(db->sqlstate));
-    }
+    pg_failed(db, s->id, s->stmt ? NULL : s->sql, res);
 }
 
 /* At debug level, the steps that travel together (JR12141): the tests count round trips. */
@@ -177,11 +171,11 @@ static PGresult *pg_pipeline(jr_db_t *db, const pg_step_t *last)
     int i, n = 0, sent = 0, failed = -1;
 
     if (db->begin_held) {
-        steps[n++] = (pg_step_t){0, NULL, "BEGIN", 0, NULL, 0};
+        steps[n++] = (pg_step_t){0, NULL, "BEGIN", 0, NULL};
     }
     for (i = 0; i < db->nheld; ++i) {
         const struct jr_db_held *h = &db->held[i];
-        steps[n++] = (pg_step_t){h->id, h->stmt, NULL, h->nargs, h->args, 0};
+        steps[n++] = (pg_step_t){h->id, h->stmt, NULL, h->nargs, h->args};
     }
     if (last) {
         steps[n++] = *last;
@@ -227,10 +221,21 @@ static PGresult *pg_pipeline(jr_db_t *db, const pg_step_t *last)
     return out ? out : PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK);
 }
 
+/* Sends what db holds, in a round trip of its own. */
+static apr_status_t pg_send_held(jr_db_t *db)
+{
+    PGresult *res = pg_pipeline(db, NULL);
+    if (!res) {
+        return APR_EGENERAL;
+    }
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
 /* Statement id's result after what db holds, or NULL when it or a held step failed (recorded). */
 static PGresult *pg_run(jr_db_t *db, jr_stmt_id_t id, void *stmt, int nargs, const char **args)
 {
-    pg_step_t step = {id, stmt, NULL, nargs, args, 0};
+    pg_step_t step = {id, stmt, NULL, nargs, args};
     PGresult *res;
     if (db->begin_held || db->nheld) {
         return pg_pipeline(db, &step);
@@ -253,12 +258,8 @@ static apr_status_t pg_hold(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, void *s
         db->begin_held = 1;
         return APR_SUCCESS;
     }
-    if (db->nheld == JR_DB_HELD_MAX) {
-        PGresult *res = pg_pipeline(db, NULL);
-        if (!res) {
-            return APR_EGENERAL;
-        }
-        PQclear(res);
+    if (db->nheld == JR_DB_HELD_MAX && pg_send_held(db) != APR_SUCCESS) {
+        return APR_EGENERAL;
     }
     h = &db->held[db->nheld++];
     h->id = id;
@@ -326,11 +327,9 @@ static apr_status_t pg_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, 
     apr_status_t rv = APR_SUCCESS;
     int stop = 0;
 
-    if (db->begin_held || db->nheld) { /* sent first: single-row mode is not pipelined */
-        if (!(res = pg_pipeline(db, NULL))) {
-            return APR_EGENERAL;
-        }
-        PQclear(res);
+    /* sent first: single-row mode is not pipelined */
+    if ((db->begin_held || db->nheld) && pg_send_held(db) != APR_SUCCESS) {
+        return APR_EGENERAL;
     }
     if (!PQsendQueryPrepared(conn, stmt, nargs, args, NULL, NULL, 0)) {
         pg_failed(db, id, NULL, NULL);
@@ -376,8 +375,10 @@ static apr_status_t pg_plain(jr_db_t *db, const char *sql, int quiet)
 {
     PGresult *res;
     apr_status_t rv = APR_SUCCESS;
-    if (db->begin_held || db->nheld) { /* the COMMIT, with the writes it waited for */
-        pg_step_t step = {0, NULL, sql, 0, NULL, quiet};
+    /* The COMMIT, with the writes it waited for. A quiet statement (ROLLBACK, the ping) never
+     * travels with them: a rollback drops them first, and the ping runs outside transactions. */
+    if (db->begin_held || db->nheld) {
+        pg_step_t step = {0, NULL, sql, 0, NULL};
         if (!(res = pg_pipeline(db, &step))) {
             return APR_EGENERAL;
         }
