@@ -54,6 +54,15 @@ class WritesBlocked:
                        dbname=self.srv.pg_dbname).stdout.strip()
         return waiting != "0"
 
+    def activity(self):
+        """What the database's sessions were doing, for a failure's message."""
+        if DB_KIND == "sqlite":
+            with open("/proc/locks") as f:
+                return f.read()
+        return psql("SELECT pid, state, wait_event_type, wait_event, left(query, 100)"
+                    " FROM pg_stat_activity WHERE datname = current_database()",
+                    dbname=self.srv.pg_dbname).stdout
+
     def __exit__(self, *exc):
         if DB_KIND == "sqlite":
             os.close(self.fd)  # releases the flock
@@ -77,7 +86,9 @@ def test_a_stopping_child_waits_for_its_running_housekeeping(fresh_server):
     with WritesBlocked(srv) as block:
         deadline = time.monotonic() + 30
         while not block.someone_waits():
-            assert time.monotonic() < deadline, "the housekeeping did not start within 30 s"
+            assert time.monotonic() < deadline, (
+                "the housekeeping did not start within 30 s\n" + block.activity() +
+                "\n" + srv.read_error_log()[-3000:])
             time.sleep(0.2)
         stopper = threading.Thread(target=stop)
         stopper.start()
