@@ -655,6 +655,11 @@ apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carri
     return db->be->generation(db, p, carried, gen);
 }
 
+int jr_db_generation_free(const jr_db_t *db)
+{
+    return db && db->be->generation_free;
+}
+
 apr_status_t jr_db_ping(jr_db_t *db)
 {
     apr_pool_t *p;

@@ -150,6 +150,11 @@ apr_status_t jr_db_ping(jr_db_t *db);
 apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
                               apr_uint64_t *gen);
 
+/* 1 when db's generation is read without a statement (SQLite), so that keeping a statement's
+ * rows under it saves the statement; 0 where reading it is a round trip of its own
+ * (PostgreSQL, without a carried row). */
+int jr_db_generation_free(const jr_db_t *db);
+
 /* The class of the last failure on db (JR_DB_OK after a success). */
 jr_db_error_e jr_db_error(const jr_db_t *db);
 

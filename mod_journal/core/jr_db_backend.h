@@ -71,6 +71,9 @@ struct jr_db_backend {
     /* The write generation (jr_db_generation). */
     apr_status_t (*generation)(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
                                apr_uint64_t *gen);
+    /* 1 when reading the generation costs no statement (SQLite: a shared counter), so a
+     * statement's rows may be kept under it (jr_db_generation_free). */
+    int generation_free;
     /* The server session of the connection (PostgreSQL's backend PID; 0 when the engine has
      * none): a changed value means the prepared statements are gone. NULL on SQLite. */
     int (*session)(void *native);

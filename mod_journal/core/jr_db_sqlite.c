@@ -576,6 +576,7 @@ const jr_db_backend_t jr_db_backend_sqlite = {
     .write_enter = sq_write_enter,
     .write_leave = sq_write_leave,
     .generation = sq_generation,
+    .generation_free = 1,
     .session = NULL,
     .schema_version = sq_schema_version,
     .classify = sq_classify,

@@ -9,6 +9,7 @@
 #include "jr_json.h"
 #include "jr_keys.h"
 #include "jr_log.h"
+#include "jr_rcache.h"
 #include "jr_settings.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
@@ -147,10 +148,39 @@ static int is_mutation(const char *method)
     return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
 }
 
+/* The key's lookup, from the response cache's store where the generation is free (SQLite):
+ * kept by the statement, the key's hash and the client's address and subject, the arguments
+ * its row depends on besides the time. The time does not change a kept row's answer: only
+ * rows without a ban are kept (a ban whose end has passed never matches again, and a new ban
+ * is a write), and the key's own expiry is compared on every use (jr_key_authenticate). An
+ * unknown key's row is not kept: guesses must not push out the keys in use. */
+static apr_status_t key_lookup(jr_ctx_t *ctx, int settings, const char *key, jr_rows_t **r)
+{
+    apr_pool_t *p = ctx->pool;
+    const char *now = jr_now_iso(p), *ip = ctx->client_ip ? ctx->client_ip : "";
+    const char *subject = ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "";
+    const char *hash = jr_sha256_hex(p, key, strlen(key));
+    jr_rcache_req_t rq;
+    apr_status_t rv;
+    rq.key = apr_psprintf(p, "%pp rows key %d %s %" APR_SIZE_T_FMT ":%s %s", (const void *)ctx->cfg,
+                          settings, hash, strlen(ip), ip, subject);
+    rq.klen = strlen(rq.key);
+    if (jr_rcache_rows_serve(ctx, &rq, r)) {
+        return APR_SUCCESS;
+    }
+    rv = jr_db_select(ctx->db, p, settings ? JR_Q_KEY_AUTH_SETTINGS : JR_Q_KEY_AUTH, r,
+                      JR_ARGS(ip, now, subject, now, jr_setting_name(JR_SETTING_TIMEZONE),
+                              jr_setting_name(JR_SETTING_TIME_FORMAT), hash));
+    if (rv == APR_SUCCESS && (*r)->nrows == 1 && jr_rows_get(*r, 0, "id") &&
+        !jr_rows_get(*r, 0, "ban_reason")) {
+        jr_rcache_rows_keep(ctx, &rq, *r);
+    }
+    return rv;
+}
+
 int jr_key_ban(jr_ctx_t *ctx, const char *key, int settings, jr_result_t *res)
 {
     apr_pool_t *p = ctx->pool;
-    const char *now = jr_now_iso(p);
     jr_rows_t *r;
 
     ctx->who.key_row = NULL;
@@ -166,13 +196,7 @@ int jr_key_ban(jr_ctx_t *ctx, const char *key, int settings, jr_result_t *res)
     }
     /* One query reads the address's ban and the key's record (kept for the next step), and
      * the two settings /api/v1/me answers with. */
-    if (jr_db_select(ctx->db, p, settings ? JR_Q_KEY_AUTH_SETTINGS : JR_Q_KEY_AUTH, &r,
-                     JR_ARGS(ctx->client_ip ? ctx->client_ip : "", now,
-                             ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "", now,
-                             jr_setting_name(JR_SETTING_TIMEZONE),
-                             jr_setting_name(JR_SETTING_TIME_FORMAT),
-                             jr_sha256_hex(p, key, strlen(key)))) != APR_SUCCESS ||
-        r->nrows != 1) {
+    if (key_lookup(ctx, settings, key, &r) != APR_SUCCESS || r->nrows != 1) {
         jr_err_db(ctx, res);
         return 0;
     }

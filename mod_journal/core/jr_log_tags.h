@@ -158,6 +158,7 @@
     X(JR12000, WARN)                                                                          \
     X(JR12001, DEBUG)                                                                         \
     X(JR12002, DEBUG)                                                                         \
+    X(JR12003, DEBUG)                                                                         \
     /* SQLite's write path */                                                                 \
     X(JR12120, WARN)                                                                          \
     /* the read path */                                                                       \

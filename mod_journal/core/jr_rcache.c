@@ -355,3 +355,91 @@ void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res)
     JR_LOG(JR12002, 0, "response cache: kept %s under generation %" APR_UINT64_T_FMT,
            ctx->raw_path, rq->gen);
 }
+
+/* ---- a statement's rows ------------------------------------------------------------------ */
+
+/* Rows kept as a page: status holds the column count, the body the row count (an int), then
+ * each name with its NUL, then each value as "\1value\0", or "\0" for SQL NULL. */
+static size_t rows_size(const jr_rows_t *r)
+{
+    size_t n = sizeof(int);
+    int i, j;
+    for (i = 0; i < r->ncols; ++i) {
+        n += strlen(r->names[i]) + 1;
+    }
+    for (j = 0; j < r->nrows; ++j) {
+        for (i = 0; i < r->ncols; ++i) {
+            n += r->rows[j][i] ? strlen(r->rows[j][i]) + 2 : 1;
+        }
+    }
+    return n;
+}
+
+static const char *next_z(const char **s)
+{
+    const char *v = *s;
+    *s += strlen(v) + 1;
+    return v;
+}
+
+static jr_rows_t *rows_of(apr_pool_t *p, const jr_rcache_page_t *pg)
+{
+    jr_rows_t *r = apr_pcalloc(p, sizeof(*r));
+    const char *s = pg->body + sizeof(int);
+    int i, j;
+    memcpy(&r->nrows, pg->body, sizeof(int));
+    r->ncols = pg->status;
+    r->names = apr_palloc(p, sizeof(*r->names) * (size_t)r->ncols + 1);
+    r->rows = apr_palloc(p, sizeof(*r->rows) * (size_t)r->nrows + 1);
+    for (i = 0; i < r->ncols; ++i) {
+        r->names[i] = next_z(&s);
+    }
+    for (j = 0; j < r->nrows; ++j) {
+        r->rows[j] = apr_palloc(p, sizeof(**r->rows) * (size_t)r->ncols + 1);
+        for (i = 0; i < r->ncols; ++i) {
+            r->rows[j][i] = *s++ ? next_z(&s) : NULL;
+        }
+    }
+    return r;
+}
+
+int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)
+{
+    jr_rcache_page_t pg;
+    jr_rcache_t *c;
+    rq->keep = 0;
+    if (ctx->cfg->response_cache != 1 || !jr_db_generation_free(ctx->db) ||
+        !(c = cache_for(ctx->cfg)) || !generation(ctx, &rq->gen)) {
+        return 0;
+    }
+    if (!jr_rcache_get(c, rq->key, rq->klen, rq->gen, ctx->pool, &pg)) {
+        rq->keep = 1;
+        return 0;
+    }
+    *out = rows_of(ctx->pool, &pg);
+    JR_LOG(JR12003, 0, "response cache: a statement's rows taken from generation %" APR_UINT64_T_FMT,
+           rq->gen);
+    return 1;
+}
+
+void jr_rcache_rows_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, const jr_rows_t *r)
+{
+    size_t n = rows_size(r);
+    char *body = apr_palloc(ctx->pool, n), *d = body + sizeof(int);
+    jr_rcache_page_t pg = {r->ncols, body, n, "", 0};
+    int i, j;
+    if (!rq->keep) {
+        return;
+    }
+    memcpy(body, &r->nrows, sizeof(int));
+    for (i = 0; i < r->ncols; ++i) {
+        d = append_z(d, r->names[i]);
+    }
+    for (j = 0; j < r->nrows; ++j) {
+        for (i = 0; i < r->ncols; ++i) {
+            *d++ = r->rows[j][i] != NULL;
+            d = r->rows[j][i] ? append_z(d, r->rows[j][i]) : d;
+        }
+    }
+    jr_rcache_put(cache_for(ctx->cfg), rq->key, rq->klen, rq->gen, &pg);
+}

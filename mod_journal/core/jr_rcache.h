@@ -69,6 +69,23 @@ int jr_rcache_serve(jr_ctx_t *ctx, const jr_route_t *route, jr_result_t *res,
 /* After the operation: stores a 200 answer that was rendered whole (not streamed). */
 void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res);
 
+/* ---- a statement's rows ----------------------------------------------------------------- */
+
+/* Where the generation costs no statement (jr_db_generation_free: SQLite), the rows of a
+ * statement that runs on most requests (the key's lookup) are kept in the same store, under
+ * the generation read before them, and a request whose generation is the same takes them from
+ * memory instead of running the statement. rq->key and rq->klen are the caller's: the
+ * statement and every argument its rows depend on (the caller also decides which rows may be
+ * kept: jr_keys.c keeps no row whose answer could change with the time alone). Not used with
+ * JournalResponseCache Off.
+ *
+ * Before the statement: 1 with the kept rows in *out (in ctx->pool); 0 otherwise, with
+ * rq->keep set when rows read now may be kept (rq->gen is then the generation read before). */
+int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out);
+
+/* After the statement, for a 0 of jr_rcache_rows_serve: keeps a copy of r under rq->gen. */
+void jr_rcache_rows_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, const jr_rows_t *r);
+
 /* The cache of this process (made on first use with its size), NULL while none was made. */
 jr_rcache_t *jr_rcache_process(void);
 

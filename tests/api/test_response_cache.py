@@ -313,8 +313,9 @@ def test_off_reads_every_list_from_the_database(one_child):
 
 def test_a_cached_page_costs_only_the_keys_statement(one_child):
     # On PostgreSQL the key's lookup brings the snapshot the generation is read from (docs/
-    # architecture.md §7.15); SQLite reads a shared counter. Either way a page served from the
-    # cache runs no statement after the key's, and a write still makes the next one miss.
+    # architecture.md §7.15); SQLite reads a shared counter, and keeps the key's row under it
+    # too (test_key_lookup_cache.py). Either way a page served from the cache runs no statement
+    # after the key's, and a write still makes the next one miss.
     srv = one_child()
     g = srv.create_group(srv.create_branch()["id"])
     add_entry(srv, g["id"], uniq("A"))
@@ -326,7 +327,7 @@ def test_a_cached_page_costs_only_the_keys_statement(one_child):
     assert statements(srv, first)[0] == "key_auth" and len(statements(srv, first)) > 1
     again = v1(srv, key, "/api/v1/entries")
     assert assert_json(again, 200) == first.json()
-    assert statements(srv, again) == ["key_auth"]
+    assert statements(srv, again) == (["key_auth"] if harness.DB_KIND == "pgsql" else [])
     add_entry(srv, g["id"], uniq("C"))
     after = v1(srv, key, "/api/v1/entries")
     assert assert_json(after, 200)["total"] == 3

@@ -18,6 +18,7 @@
 #include "jr_db.h"
 #include "jr_log.h"
 #include "jr_migrate.h"
+#include "jr_rcache.h"
 #include "jr_stmts.h"
 #include "jr_util.h"
 #include "jr_wqueue.h"
@@ -477,6 +478,48 @@ START_TEST(every_write_raises_the_shared_generation)
 }
 END_TEST
 
+/* jr_rcache_rows_*: a statement's rows, kept whole (names, values, SQL NULL, several rows),
+ * are served only while the generation read before them is the current one. */
+START_TEST(a_statements_rows_are_served_only_in_their_generation)
+{
+    static jr_config_t cfg;
+    jr_ctx_t ctx;
+    jr_rcache_req_t rq = {.key = "unit rows", .klen = 9};
+    static const char *names[] = {"id", "name", "note"};
+    static const char *one[] = {"1", "A", "x"}, *two[] = {"2", "", NULL};
+    static const char **both[] = {one, two};
+    jr_rows_t rows_made = {3, 2, names, both}, *rows = &rows_made, *kept = NULL;
+    int i, j;
+    memset(&ctx, 0, sizeof(ctx));
+    cfg.response_cache = 1;
+    cfg.response_cache_size = 1 << 20;
+    ctx.pool = unit_pool;
+    ctx.cfg = &cfg;
+    ctx.db = open_db(unit_pool);
+    ck_assert_int_eq(insert_branch(ctx.db, "A"), APR_SUCCESS);
+    ck_assert_int_eq(jr_rcache_rows_serve(&ctx, &rq, &kept), 0);
+    ck_assert(rq.keep);
+    jr_rcache_rows_keep(&ctx, &rq, rows);
+    ck_assert_int_eq(jr_rcache_rows_serve(&ctx, &rq, &kept), 1);
+    ck_assert_int_eq(kept->nrows, rows->nrows);
+    ck_assert_int_eq(kept->ncols, rows->ncols);
+    for (i = 0; i < rows->ncols; ++i) {
+        ck_assert_str_eq(kept->names[i], rows->names[i]);
+        for (j = 0; j < rows->nrows; ++j) {
+            ck_assert_pstr_eq(kept->rows[j][i], rows->rows[j][i]);
+        }
+    }
+    ck_assert_ptr_null(kept->rows[1][2]);
+    ck_assert_str_eq(kept->rows[1][1], "");
+    ck_assert_int_eq(insert_branch(ctx.db, "C"), APR_SUCCESS); /* a write: a new generation */
+    ck_assert_int_eq(jr_rcache_rows_serve(&ctx, &rq, &kept), 0);
+    ck_assert(rq.keep);
+    cfg.response_cache = 0; /* JournalResponseCache Off: neither served nor kept */
+    ck_assert_int_eq(jr_rcache_rows_serve(&ctx, &rq, &kept), 0);
+    ck_assert(!rq.keep);
+}
+END_TEST
+
 /* A writer that cannot raise the generation does not write: its change would be invisible to
  * every cache. */
 START_TEST(a_write_that_cannot_raise_the_generation_is_refused)
@@ -638,6 +681,7 @@ Suite *suite_wqueue(void)
     tcase_add_test(tc, a_second_connection_of_the_holder_is_busy);
     tcase_add_test(tc, every_write_raises_the_shared_generation);
     tcase_add_test(tc, a_write_that_cannot_raise_the_generation_is_refused);
+    tcase_add_test(tc, a_statements_rows_are_served_only_in_their_generation);
     tcase_add_test(tc, checkpoints_run_after_the_queue_is_left);
     tcase_add_test(tc, the_wal_stays_bounded_under_concurrent_writers);
     suite_add_tcase(s, tc);
