@@ -187,6 +187,7 @@ static jr_stmt_cache_t *cache_new(const jr_db_backend_t *be, const apr_dbd_drive
     c->native = apr_dbd_native_handle(driver, handle);
     c->pool = pool;
     c->session = be->session ? be->session(c->native) : 0;
+    c->plan_mode = -1; /* a session the module used before may have been left in either mode */
     apr_pool_cleanup_register(pool, c, release_cache, apr_pool_cleanup_null);
     return c;
 }

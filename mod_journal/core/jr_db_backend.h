@@ -16,6 +16,9 @@ struct jr_stmt_cache {
                              * connection closes: the statements go with it */
     apr_pool_t *conn_pool;  /* where jr_db_use finds the cache (NULL: our own connection) */
     int session;            /* PostgreSQL: the server session the statements belong to */
+    int plan_mode;          /* PostgreSQL: the session's plan_cache_mode as the module left
+                             * it: 0 its default, 1 force_generic_plan, -1 not known (after a
+                             * failure or a rollback, which may have undone a SET) */
     int discard;            /* the statements are dropped while their session goes on */
     int schema_have;        /* the schema version read when the cache was made, and */
     int schema_need;        /* the module's: while have < need, nothing is prepared */

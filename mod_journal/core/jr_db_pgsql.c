@@ -30,6 +30,9 @@ static void pg_failed(jr_db_t *db, jr_stmt_id_t id, const char *sql, const PGres
     const char *severity = res ? PQresultErrorField(res, PG_DIAG_SEVERITY) : NULL;
     const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     char msg[sizeof(db->errbuf)];
+    if (db->cache) {
+        db->cache->plan_mode = -1; /* the failed round trip may have undone its SET */
+    }
     apr_cpystrn(db->sqlstate, state ? state : "", sizeof(db->sqlstate));
     db->native_code = 0;
     if (primary) {
@@ -115,12 +118,14 @@ static apr_status_t clear_result(void *res)
 
 /* ---- what travels together ------------------------------------------------------------------ */
 
-/* A step of a round trip: a prepared statement (stmt set), or a plain one (sql set). */
+/* A step of a round trip: a prepared statement (stmt set), or a plain one (sql set). A plain
+ * step made for statement id (its plan mode: of_id) fails as that statement. */
 typedef struct {
     jr_stmt_id_t id;
     const char *stmt, *sql;
     int nargs;
     const char **args;
+    int of_id;
 } pg_step_t;
 
 static int pg_ok(const PGresult *res)
@@ -138,7 +143,50 @@ static int pg_send(PGconn *conn, const pg_step_t *s)
 /* A failed step, recorded as its statement's failure. */
 static void pg_step_failed(jr_db_t *db, const pg_step_t *s, const PGresult *res)
 {
-    pg_failed(db, s->id, s->stmt ? NULL : s->sql, res);
+    pg_failed(db, s->id, s->stmt || s->of_id ? NULL : s->sql, res);
+}
+
+/* ---- generic plans ---------------------------------------------------------------------------- */
+
+/* PostgreSQL plans a prepared statement for its parameters (a custom plan) until a generic plan
+ * is estimated no dearer, and a parameter in LIMIT is estimated as a tenth of the table: the
+ * hot page (ORDER BY id LIMIT $n) was planned again on every execution, planning taking longer
+ * than running it. These statements run with plan_cache_mode = force_generic_plan: each plan is
+ * the same for every value of their parameters (primary keys, the branch scope, the page's
+ * bounds). Every other statement keeps the database's default: the searches and the optional
+ * filters need plans made for their values (docs/architecture.md §7.24). The setting is a
+ * session's; it is changed only when the next statement wants the other one, in the same round
+ * trip as that statement where it can be. */
+static const jr_stmt_id_t generic_plans[] = {
+    JR_Q_KEY_AUTH, JR_Q_ENTRIES_PAGE_PLAIN, JR_Q_RCACHE_SNAPSHOT,
+};
+
+static int wants_generic(jr_stmt_id_t id)
+{
+    size_t i;
+    for (i = 0; i < sizeof(generic_plans) / sizeof(generic_plans[0]); ++i) {
+        if (generic_plans[i] == id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int plan_differs(const jr_db_t *db, jr_stmt_id_t id)
+{
+    return db->cache && db->cache->plan_mode != wants_generic(id);
+}
+
+/* The step that gives statement id the plan mode it wants, or NULL when the session has it.
+ * The mode is noted as set: a failure of the round trip marks it unknown (pg_failed). */
+static const char *plan_switch(jr_db_t *db, jr_stmt_id_t id)
+{
+    int want = id < JR_Q__COUNT && wants_generic(id);
+    if (id >= JR_Q__COUNT || !db->cache || db->cache->plan_mode == want) {
+        return NULL;
+    }
+    db->cache->plan_mode = want;
+    return want ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode";
 }
 
 /* At debug level, the steps that travel together (JR12141): the tests count round trips. */
@@ -158,30 +206,43 @@ static void pg_log_steps(const pg_step_t *steps, int n)
     JR_LOG(JR12141, 0, "one round trip: %s", line);
 }
 
-/* What db holds (its BEGIN, its held writes), then last (NULL: nothing more), in one round trip:
- * libpq's pipeline mode, ended by one Sync. The server runs the steps in order and skips the rest
- * after a failure (inside the transaction, which the caller then rolls back). Returns last's
- * result when every step succeeded (a placeholder result when last is NULL); NULL otherwise, the
- * first failure recorded. The connection is left idle and out of pipeline mode. */
-static PGresult *pg_pipeline(jr_db_t *db, const pg_step_t *last)
+/* The steps of a round trip into steps (room for JR_DB_HELD_MAX + 3); their count. What db
+ * held is handed over. */
+static int pg_steps(jr_db_t *db, jr_stmt_id_t plan_for, const pg_step_t *last, pg_step_t *steps)
 {
-    PGconn *conn = db->native;
-    pg_step_t steps[JR_DB_HELD_MAX + 2];
-    PGresult *res, *out = NULL;
-    int i, n = 0, sent = 0, failed = -1;
-
+    const char *plan = plan_switch(db, plan_for);
+    int i, n = 0;
     if (db->begin_held) {
-        steps[n++] = (pg_step_t){0, NULL, "BEGIN", 0, NULL};
+        steps[n++] = (pg_step_t){0, NULL, "BEGIN", 0, NULL, 0};
     }
     for (i = 0; i < db->nheld; ++i) {
         const struct jr_db_held *h = &db->held[i];
-        steps[n++] = (pg_step_t){h->id, h->stmt, NULL, h->nargs, h->args};
+        steps[n++] = (pg_step_t){h->id, h->stmt, NULL, h->nargs, h->args, 0};
+    }
+    if (plan) {
+        steps[n++] = (pg_step_t){plan_for, NULL, plan, 0, NULL, 1};
     }
     if (last) {
         steps[n++] = *last;
     }
     db->begin_held = 0;
     db->nheld = 0;
+    return n;
+}
+
+/* What db holds (its BEGIN, its held writes), the plan mode statement plan_for wants
+ * (JR_Q__COUNT: none), then last (NULL: nothing more), in one round trip:
+ * libpq's pipeline mode, ended by one Sync. The server runs the steps in order and skips the rest
+ * after a failure (inside the transaction, which the caller then rolls back). Returns last's
+ * result when every step succeeded (a placeholder result when last is NULL); NULL otherwise, the
+ * first failure recorded. The connection is left idle and out of pipeline mode. */
+static PGresult *pg_pipeline(jr_db_t *db, jr_stmt_id_t plan_for, const pg_step_t *last)
+{
+    PGconn *conn = db->native;
+    pg_step_t steps[JR_DB_HELD_MAX + 3];
+    PGresult *res, *out = NULL;
+    int i, n = pg_steps(db, plan_for, last, steps), sent = 0, failed = -1;
+
     pg_log_steps(steps, n);
     if (!PQenterPipelineMode(conn)) {
         pg_step_failed(db, &steps[0], NULL);
@@ -224,7 +285,7 @@ static PGresult *pg_pipeline(jr_db_t *db, const pg_step_t *last)
 /* Sends what db holds, in a round trip of its own. */
 static apr_status_t pg_send_held(jr_db_t *db)
 {
-    PGresult *res = pg_pipeline(db, NULL);
+    PGresult *res = pg_pipeline(db, JR_Q__COUNT, NULL);
     if (!res) {
         return APR_EGENERAL;
     }
@@ -235,10 +296,10 @@ static apr_status_t pg_send_held(jr_db_t *db)
 /* Statement id's result after what db holds, or NULL when it or a held step failed (recorded). */
 static PGresult *pg_run(jr_db_t *db, jr_stmt_id_t id, void *stmt, int nargs, const char **args)
 {
-    pg_step_t step = {id, stmt, NULL, nargs, args};
+    pg_step_t step = {id, stmt, NULL, nargs, args, 0};
     PGresult *res;
-    if (db->begin_held || db->nheld) {
-        return pg_pipeline(db, &step);
+    if (db->begin_held || db->nheld || plan_differs(db, id)) {
+        return pg_pipeline(db, id, &step);
     }
     res = PQexecPrepared(db->native, stmt, nargs, args, NULL, NULL, 0);
     if (!pg_ok(res)) {
@@ -328,8 +389,11 @@ static apr_status_t pg_select_each(jr_db_t *db, apr_pool_t *p, jr_stmt_id_t id, 
     int stop = 0;
 
     /* sent first: single-row mode is not pipelined */
-    if ((db->begin_held || db->nheld) && pg_send_held(db) != APR_SUCCESS) {
-        return APR_EGENERAL;
+    if (db->begin_held || db->nheld || plan_differs(db, id)) {
+        if (!(res = pg_pipeline(db, id, NULL))) {
+            return APR_EGENERAL;
+        }
+        PQclear(res);
     }
     if (!PQsendQueryPrepared(conn, stmt, nargs, args, NULL, NULL, 0)) {
         pg_failed(db, id, NULL, NULL);
@@ -378,12 +442,15 @@ static apr_status_t pg_plain(jr_db_t *db, const char *sql, int quiet)
     /* The COMMIT, with the writes it waited for. A quiet statement (ROLLBACK, the ping) never
      * travels with them: a rollback drops them first, and the ping runs outside transactions. */
     if (db->begin_held || db->nheld) {
-        pg_step_t step = {0, NULL, sql, 0, NULL};
-        if (!(res = pg_pipeline(db, &step))) {
+        pg_step_t step = {0, NULL, sql, 0, NULL, 0};
+        if (!(res = pg_pipeline(db, JR_Q__COUNT, &step))) {
             return APR_EGENERAL;
         }
         PQclear(res);
         return APR_SUCCESS;
+    }
+    if (db->cache && !strcmp(sql, "ROLLBACK")) {
+        db->cache->plan_mode = -1; /* a SET of the transaction is undone */
     }
     res = PQexec(db->native, sql);
     if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {

@@ -1,0 +1,78 @@
+"""Generic plans for the hot statements on PostgreSQL (docs/architecture.md §7.24): the key's
+lookup and the plain entry page run with plan_cache_mode = force_generic_plan, every other
+statement with the database's default. The setting is the server session's, so the module
+changes it only when the next statement wants the other one, in the same round trip as that
+statement (JR12141 names the steps sent together). The answers are the same either way."""
+
+import pytest
+
+import harness
+from harness import assert_json, uniq
+from test_held_writes import round_trips, statements
+
+# One child with one pooled connection: every request below runs on the same server session,
+# whose plan_cache_mode the module tracks.
+CONF = ("StartServers 1\nServerLimit 1\nDBDMin 1\nDBDKeep 1\nDBDMax 1\n"
+        "LogLevel warn journal:debug\nJournalResponseCache Off\n")
+SET = "SET plan_cache_mode = force_generic_plan"
+RESET = "RESET plan_cache_mode"
+
+pytestmark = pytest.mark.skipif(harness.DB_KIND != "pgsql",
+                                reason="plan_cache_mode is PostgreSQL's")
+
+
+def get(srv, key, path):
+    r = srv.api("GET", path, headers={"X-Api-Key": key})
+    assert_json(r, 200)
+    return r
+
+
+def test_the_hot_list_stays_in_generic_plans_and_a_search_leaves_them(fresh_server):
+    srv = fresh_server(CONF)
+    group = srv.create_group(srv.create_branch()["id"])
+    name = uniq("Plan")
+    for i in range(3):
+        assert_json(srv.api("POST", "/api/entries", token=srv.admin_token,
+                            json={"student_name": f"{name} {i}", "group_id": group["id"]}), 201)
+    key = srv.create_api_key(["read"], 10000)
+    plain = "/api/v1/entries?limit=50"
+    first = get(srv, key, plain)  # the key's first use also stamps it
+    # Once the session is in generic plans, the list sends no step of its own: each statement
+    # is a round trip alone, as before.
+    again = get(srv, key, plain)
+    assert statements(srv, again) == ["key_auth", "entries_page_plain"]
+    assert round_trips(srv, again) == []
+    assert again.json()["items"] == first.json()["items"]
+    # A search plans for its term: the session goes back to the default with the search's first
+    # statement, in its round trip; the key's lookup of the next request sets it again.
+    found = get(srv, key, f"/api/v1/entries?limit=50&search={name}")
+    assert sorted(e["student_name"] for e in found.json()["items"]) == [
+        f"{name} {i}" for i in range(3)]
+    assert round_trips(srv, found) == [f"{RESET} {statements(srv, found)[1]}"]
+    back = get(srv, key, plain)
+    assert round_trips(srv, back) == [f"{SET} key_auth"]
+    assert back.json()["items"] == first.json()["items"]
+    assert round_trips(srv, get(srv, key, plain)) == []
+
+
+def test_a_write_after_the_list_runs_in_the_default_plans(fresh_server):
+    srv = fresh_server(CONF)
+    group = srv.create_group(srv.create_branch()["id"])
+    assert_json(srv.api("POST", "/api/entries", token=srv.admin_token,
+                        json={"student_name": uniq("W"), "group_id": group["id"]}), 201)
+    key = srv.create_api_key(["read", "write"], 10000)
+    get(srv, key, "/api/v1/entries?limit=50")
+    # A page with rows ends on its own statement (an empty one reads the total after it).
+    assert statements(srv, get(srv, key, "/api/v1/entries?limit=50")) == [
+        "key_auth", "entries_page_plain"]
+    r = srv.api("POST", "/api/v1/entries", headers={"X-Api-Key": key},
+                json={"student_name": uniq("W"), "group_id": group["id"]})
+    assert_json(r, 201)
+    trips = round_trips(srv, r)
+    assert trips[0] == f"{RESET} key_auth_settings"
+    assert not any(SET in t for t in trips)
+    # The next POST finds the session in its default: no step for the plans at all.
+    r = srv.api("POST", "/api/v1/entries", headers={"X-Api-Key": key},
+                json={"student_name": uniq("W"), "group_id": group["id"]})
+    assert_json(r, 201)
+    assert not any("plan_cache_mode" in t for t in round_trips(srv, r))
