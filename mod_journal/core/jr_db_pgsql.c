@@ -181,12 +181,12 @@ static int plan_differs(const jr_db_t *db, jr_stmt_id_t id)
  * The mode is noted as set: a failure of the round trip marks it unknown (pg_failed). */
 static const char *plan_switch(jr_db_t *db, jr_stmt_id_t id)
 {
-    int want = id < JR_Q__COUNT && wants_generic(id);
-    if (id >= JR_Q__COUNT || !db->cache || db->cache->plan_mode == want) {
+    if (id >= JR_Q__COUNT || !plan_differs(db, id)) {
         return NULL;
     }
-    db->cache->plan_mode = want;
-    return want ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode";
+    db->cache->plan_mode = wants_generic(id);
+    return db->cache->plan_mode ? "SET plan_cache_mode = force_generic_plan"
+                                : "RESET plan_cache_mode";
 }
 
 /* At debug level, the steps that travel together (JR12141): the tests count round trips. */

@@ -160,13 +160,15 @@ static apr_status_t key_lookup(jr_ctx_t *ctx, int settings, const char *key, jr_
     const char *now = jr_now_iso(p), *ip = ctx->client_ip ? ctx->client_ip : "";
     const char *subject = ctx->client_ip ? jr_ip_subject(p, ctx->client_ip) : "";
     const char *hash = jr_sha256_hex(p, key, strlen(key));
-    jr_rcache_req_t rq;
+    jr_rcache_req_t rq = {NULL, 0, 0, 0, 0};
     apr_status_t rv;
-    rq.key = apr_psprintf(p, "%pp rows key %d %s %" APR_SIZE_T_FMT ":%s %s", (const void *)ctx->cfg,
-                          settings, hash, strlen(ip), ip, subject);
-    rq.klen = strlen(rq.key);
-    if (jr_rcache_rows_serve(ctx, &rq, r)) {
-        return APR_SUCCESS;
+    if (jr_rcache_rows_on(ctx)) {
+        rq.key = apr_psprintf(p, "%pp rows key %d %s %" APR_SIZE_T_FMT ":%s %s",
+                              (const void *)ctx->cfg, settings, hash, strlen(ip), ip, subject);
+        rq.klen = strlen(rq.key);
+        if (jr_rcache_rows_serve(ctx, &rq, r)) {
+            return APR_SUCCESS;
+        }
     }
     rv = jr_db_select(ctx->db, p, settings ? JR_Q_KEY_AUTH_SETTINGS : JR_Q_KEY_AUTH, r,
                       JR_ARGS(ip, now, subject, now, jr_setting_name(JR_SETTING_TIMEZONE),

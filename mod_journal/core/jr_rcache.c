@@ -403,13 +403,17 @@ static jr_rows_t *rows_of(apr_pool_t *p, const jr_rcache_page_t *pg)
     return r;
 }
 
+int jr_rcache_rows_on(const jr_ctx_t *ctx)
+{
+    return ctx->cfg->response_cache == 1 && jr_db_generation_free(ctx->db);
+}
+
 int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)
 {
     jr_rcache_page_t pg;
     jr_rcache_t *c;
     rq->keep = 0;
-    if (ctx->cfg->response_cache != 1 || !jr_db_generation_free(ctx->db) ||
-        !(c = cache_for(ctx->cfg)) || !generation(ctx, &rq->gen)) {
+    if (!jr_rcache_rows_on(ctx) || !(c = cache_for(ctx->cfg)) || !generation(ctx, &rq->gen)) {
         return 0;
     }
     if (!jr_rcache_get(c, rq->key, rq->klen, rq->gen, ctx->pool, &pg)) {
@@ -424,13 +428,16 @@ int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)
 
 void jr_rcache_rows_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, const jr_rows_t *r)
 {
-    size_t n = rows_size(r);
-    char *body = apr_palloc(ctx->pool, n), *d = body + sizeof(int);
-    jr_rcache_page_t pg = {r->ncols, body, n, "", 0};
+    size_t n;
+    char *body, *d;
+    jr_rcache_page_t pg;
     int i, j;
     if (!rq->keep) {
         return;
     }
+    n = rows_size(r);
+    d = (body = apr_palloc(ctx->pool, n)) + sizeof(int);
+    pg = (jr_rcache_page_t){r->ncols, body, n, "", 0};
     memcpy(body, &r->nrows, sizeof(int));
     for (i = 0; i < r->ncols; ++i) {
         d = append_z(d, r->names[i]);

@@ -83,6 +83,10 @@ void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res);
  * rq->keep set when rows read now may be kept (rq->gen is then the generation read before). */
 int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out);
 
+/* 1 when rows may be kept for ctx's request (the cache On, a free generation): a caller that
+ * gets 0 builds no key and calls neither function. */
+int jr_rcache_rows_on(const jr_ctx_t *ctx);
+
 /* After the statement, for a 0 of jr_rcache_rows_serve: keeps a copy of r under rq->gen. */
 void jr_rcache_rows_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, const jr_rows_t *r);
 
