@@ -97,6 +97,12 @@ def seed(srv, group_id, branch_id, n):
         db.executemany(f"INSERT INTO entries ({cols}) VALUES (?,?,?,?,?,?)",
                        rows(group_id, branch_id, n))
         db.commit()
+        # New entries join the descriptions' index in batches (migration 0018): the loaded
+        # ones are indexed here at once, as the module's passes would.
+        db.execute("INSERT INTO entries_fts (rowid, description) SELECT id, description"
+                   " FROM entries WHERE id > (SELECT upto FROM entries_fts_state)")
+        db.execute("UPDATE entries_fts_state SET upto = (SELECT MAX(id) FROM entries)")
+        db.commit()
         # A load in one transaction leaves the full-text index in large segments that FTS5's
         # merges would then work through inside the next writes (docs/operations.md, "Writes"):
         # a journal grown by its writes, or upgraded by migration 0016, is optimised.

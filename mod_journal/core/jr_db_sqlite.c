@@ -18,8 +18,12 @@
 
 static void sq_global_init(void)
 {
-    /* Fails harmlessly (SQLITE_MISUSE) when SQLite was initialised already. */
+    /* Each fails harmlessly (SQLITE_MISUSE) when SQLite was initialised already. Without
+     * memory statistics, which nothing here reads, SQLite's every allocation no longer takes
+     * one mutex shared by all threads: writers holding the write queue waited for it behind
+     * readers (docs/architecture.md §7.25). */
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
 /* Foreign keys on, without expiring the statements already prepared on the connection when they
@@ -106,6 +110,74 @@ static int sq_wal_hook(void *arg, sqlite3 *conn, const char *schema, int frames)
     return SQLITE_OK;
 }
 
+/* ---- the entries' search index, in batches (migration 0018) ---------------------------------- */
+
+/* A process indexes its backlog once its writers have added this many entries; a pass takes at
+ * most JR_SQLITE_INDEX_PASS of them, so a backlog left by a bulk load is worked through in
+ * short transactions that other writers can come between. */
+#define JR_SQLITE_INDEX_BATCH 64
+#define JR_SQLITE_INDEX_PASS "1000"
+
+/* Entries this thread's transaction added (the update hook runs in the writing thread). */
+static _Thread_local apr_uint32_t entries_added;
+
+static void sq_update_hook(void *arg, int op, const char *schema, const char *table,
+                           sqlite3_int64 rowid)
+{
+    (void)arg;
+    (void)rowid;
+    if (op == SQLITE_INSERT && strcmp(table, "entries") == 0 && strcmp(schema, "main") == 0) {
+        ++entries_added;
+    }
+}
+
+/* One statement adds the backlog's entries to the index, however many, as one segment: per
+ * entry about a tenth of what an INSERT of its own costs (docs/architecture.md §7.25). It takes
+ * the ids of the next JR_SQLITE_INDEX_PASS above the bound (ids only grow, and every writer
+ * waits while this runs: no id under the new bound can appear later), moves the bound in the
+ * same transaction, and says whether entries above it are left. Fixed text, no value from
+ * outside. */
+static const char index_backlog_sql[] =
+    "BEGIN IMMEDIATE;"
+    "INSERT INTO entries_fts (rowid, description) SELECT id, description FROM entries"
+    " WHERE id > (SELECT upto FROM entries_fts_state)"
+    " AND id <= (SELECT upto + " JR_SQLITE_INDEX_PASS " FROM entries_fts_state);"
+    "UPDATE entries_fts_state SET upto = max(upto, min(upto + " JR_SQLITE_INDEX_PASS ","
+    " COALESCE((SELECT MAX(id) FROM entries), 0)));"
+    "SELECT COALESCE((SELECT MAX(id) FROM entries), 0) > upto FROM entries_fts_state;"
+    "COMMIT;";
+
+static int sq_int_of(void *data, int ncols, char **vals, char **names)
+{
+    (void)names;
+    *(int *)data = ncols > 0 && vals[0] ? atoi(vals[0]) : 0;
+    return 0;
+}
+
+/* Runs after the writer has left the queue, in a write transaction of its own: the writers
+ * that wait meanwhile wait for one short pass instead of each indexing its own entry. A pass
+ * that fails leaves the backlog as it was (searches read it directly) for the next batch to
+ * try again. */
+static void sq_index_backlog(sqlite3 *conn, jr_wqueue_t *q)
+{
+    char *msg = NULL;
+    int more = 0;
+    if (jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS)) != APR_SUCCESS) {
+        return;
+    }
+    if (sqlite3_exec(conn, index_backlog_sql, sq_int_of, &more, &msg) != SQLITE_OK) {
+        JR_LOG(JR12121, 0, "indexing new entries for search failed (they stay searchable): %s",
+               msg ? msg : sqlite3_errmsg(conn));
+        sqlite3_free(msg);
+        if (!sqlite3_get_autocommit(conn)) {
+            sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
+        }
+    } else if (more) {
+        jr_wqueue_backlog_add(q, JR_SQLITE_INDEX_BATCH); /* the next writer goes on */
+    }
+    jr_wqueue_leave(q);
+}
+
 static apr_status_t sq_setup(void *native)
 {
     sqlite3 *conn = native;
@@ -131,6 +203,7 @@ static apr_status_t sq_setup(void *native)
         return APR_EGENERAL;
     }
     sqlite3_wal_hook(conn, sq_wal_hook, NULL);
+    sqlite3_update_hook(conn, sq_update_hook, NULL);
     return APR_SUCCESS;
 }
 
@@ -443,13 +516,6 @@ static apr_status_t sq_plain(jr_db_t *db, const char *sql, int quiet)
     return APR_SUCCESS;
 }
 
-static int sq_int_of(void *data, int ncols, char **vals, char **names)
-{
-    (void)names;
-    *(int *)data = ncols > 0 && vals[0] ? atoi(vals[0]) : 0;
-    return 0;
-}
-
 static int sq_schema_version(void *native, apr_pool_t *p, int *version, const char **err)
 {
     int exists = 0;
@@ -513,13 +579,21 @@ static apr_status_t sq_write_enter(jr_db_t *db)
 
 static void sq_write_leave(jr_db_t *db)
 {
-    if (db->wq) {
-        jr_wqueue_leave(db->wq);
+    jr_wqueue_t *q = db->wq;
+    if (q) {
+        if (entries_added) {
+            jr_wqueue_backlog_add(q, entries_added);
+        }
+        jr_wqueue_leave(q);
         db->wq = NULL;
     }
+    entries_added = 0;
     if (checkpoint_due && checkpoint_due == db->native) {
         checkpoint_due = NULL;
         sq_checkpoint(db->native, "main", 0);
+    }
+    if (q && jr_wqueue_backlog_take(q, JR_SQLITE_INDEX_BATCH)) {
+        sq_index_backlog(db->native, q);
     }
 }
 

@@ -161,6 +161,7 @@
     X(JR12003, DEBUG)                                                                         \
     /* SQLite's write path */                                                                 \
     X(JR12120, WARN)                                                                          \
+    X(JR12121, WARN)                                                                          \
     /* the read path */                                                                       \
     X(JR12140, DEBUG)                                                                         \
     X(JR12141, DEBUG)                                                                         \

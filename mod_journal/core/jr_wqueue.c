@@ -35,6 +35,7 @@ struct jr_wqueue {
      * NULL before. gen_writable: mapped for writing. Set once under gen_mu, read without it. */
     apr_uint64_t *gen;
     int gen_writable;
+    apr_uint32_t backlog; /* jr_wqueue_backlog_add(); atomic */
 };
 
 /* As many files as jr_db_sqlite_preconfigure registers, and a few the tools open. Entries are
@@ -289,6 +290,20 @@ void jr_wqueue_leave(jr_wqueue_t *q)
         held_here = NULL;
     }
     pass_turn(q);
+}
+
+void jr_wqueue_backlog_add(jr_wqueue_t *q, apr_uint32_t n)
+{
+    __atomic_add_fetch(&q->backlog, n, __ATOMIC_RELAXED);
+}
+
+apr_uint32_t jr_wqueue_backlog_take(jr_wqueue_t *q, apr_uint32_t min)
+{
+    apr_uint32_t n = __atomic_load_n(&q->backlog, __ATOMIC_RELAXED);
+    while (n >= min && !__atomic_compare_exchange_n(&q->backlog, &n, 0, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+    }
+    return n >= min ? n : 0;
 }
 
 const char *jr_wqueue_path(const jr_wqueue_t *q)

@@ -41,6 +41,13 @@ void jr_wqueue_leave(jr_wqueue_t *q);
  * changed. */
 apr_status_t jr_wqueue_generation(jr_wqueue_t *q, apr_uint64_t *gen);
 
+/* Work that writers of this process left for a later pass over the file (the entries that
+ * the search index does not hold yet, jr_db_sqlite.c): a count per file and per process.
+ * _add adds n; _take returns the whole count and sets it to 0 when it is min or more, else
+ * returns 0 and leaves it, so one thread of those that reach min takes it. */
+void jr_wqueue_backlog_add(jr_wqueue_t *q, apr_uint32_t n);
+apr_uint32_t jr_wqueue_backlog_take(jr_wqueue_t *q, apr_uint32_t min);
+
 /* The lock file's path (for messages and tests). */
 const char *jr_wqueue_path(const jr_wqueue_t *q);
 

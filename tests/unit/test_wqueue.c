@@ -75,6 +75,63 @@ START_TEST(lock_file_next_to_the_database)
 }
 END_TEST
 
+/* Runs fn(arg) in four threads at once and waits for all of them. */
+static void in_four_threads(void *(*fn)(void *), void *arg)
+{
+    pthread_t t[4];
+    int i;
+    for (i = 0; i < 4; ++i) {
+        ck_assert_int_eq(pthread_create(&t[i], NULL, fn, arg), 0);
+    }
+    for (i = 0; i < 4; ++i) {
+        pthread_join(t[i], NULL);
+    }
+}
+
+/* ---- the backlog count ------------------------------------------------------------------- */
+
+typedef struct {
+    jr_wqueue_t *q;
+    apr_uint32_t taken, takes, small;
+} backlog_t;
+
+static void *backlog_writer(void *data)
+{
+    backlog_t *b = data;
+    int i;
+    for (i = 0; i < 5000; ++i) {
+        apr_uint32_t n;
+        jr_wqueue_backlog_add(b->q, 1);
+        if ((n = jr_wqueue_backlog_take(b->q, 64)) != 0) {
+            __atomic_add_fetch(&b->taken, n, __ATOMIC_SEQ_CST);
+            __atomic_add_fetch(&b->takes, 1, __ATOMIC_SEQ_CST);
+            if (n < 64) {
+                __atomic_add_fetch(&b->small, 1, __ATOMIC_SEQ_CST);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Four threads count 20,000 rows and take the count whenever it reaches 64: nothing is lost
+ * or taken twice, and nobody takes less than 64. */
+START_TEST(the_backlog_is_taken_whole_by_one_thread_at_a_time)
+{
+    backlog_t b = {0};
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &b.q), APR_SUCCESS);
+    ck_assert_uint_eq(jr_wqueue_backlog_take(b.q, 1), 0);
+    jr_wqueue_backlog_add(b.q, 63);
+    ck_assert_uint_eq(jr_wqueue_backlog_take(b.q, 64), 0); /* below: left as it was */
+    jr_wqueue_backlog_add(b.q, 1);
+    ck_assert_uint_eq(jr_wqueue_backlog_take(b.q, 64), 64);
+    ck_assert_uint_eq(jr_wqueue_backlog_take(b.q, 1), 0);
+    in_four_threads(backlog_writer, &b);
+    ck_assert_uint_eq(b.taken + jr_wqueue_backlog_take(b.q, 1), 20000);
+    ck_assert_uint_ge(b.takes, 20000 / 64 / 2);
+    ck_assert_uint_eq(b.small, 0);
+}
+END_TEST
+
 /* ---- threads of one process -------------------------------------------------------------- */
 
 typedef struct {
@@ -105,15 +162,8 @@ static void *writer(void *data)
 START_TEST(threads_queue_one_at_a_time)
 {
     shared_t s = {0};
-    pthread_t t[4];
-    int i;
     ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
-    for (i = 0; i < 4; ++i) {
-        ck_assert_int_eq(pthread_create(&t[i], NULL, writer, &s), 0);
-    }
-    for (i = 0; i < 4; ++i) {
-        pthread_join(t[i], NULL);
-    }
+    in_four_threads(writer, &s);
     ck_assert_int_eq(s.overlaps, 0);
     ck_assert(!held(jr_wqueue_path(s.q)));
 }
@@ -669,6 +719,7 @@ Suite *suite_wqueue(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, lock_file_next_to_the_database);
+    tcase_add_test(tc, the_backlog_is_taken_whole_by_one_thread_at_a_time);
     tcase_add_test(tc, threads_queue_one_at_a_time);
     tcase_add_test(tc, a_waiting_thread_gives_up_after_its_timeout);
     tcase_add_test(tc, threads_enter_in_the_order_they_came);

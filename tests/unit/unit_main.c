@@ -3,6 +3,8 @@
  * names a file, a TAP report is written there as well. */
 #include <stdlib.h>
 
+#include <sqlite3.h>
+
 #include <apr_general.h>
 
 #include "jr_crypt.h"
@@ -40,6 +42,10 @@ int main(int argc, const char *const *argv)
      * them, the others would fill the output with thousands. */
     jr_log_set(NULL, NULL, JR_LOG_INFO);
     jr_db_global_init(); /* as the module, the CLI and the worker do before anything else */
+    /* jr_db_global_init turns SQLite's memory statistics off; the cases that make a read fail
+     * for lack of memory set a hard heap limit at the memory in use, which needs them. SQLite
+     * has not started yet, so this still applies. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
 
     sr = srunner_create(suite_util());
     srunner_add_suite(sr, suite_json());

@@ -38,13 +38,15 @@
  * being what the index is asked for (a superset of the matches). SQLite: the candidates are
  * the entries whose description the trigram index finds and the entries of every name the
  * names' own index finds (migration 0017: a name repeats across many entries, so its
- * trigrams are in thousands of rows of a shared index, and in a few of the names'). An IN
- * list is a set, so an entry found by both is read once (UNION ALL: no second sort to drop
- * it). Each is read by its id (NOT INDEXED: by the IN list's ids, never an index walk that
- * tests each row against the list), and LIKE keeps exactly today's matches (the index folds
- * more than ASCII). name_key is lower-case already, but lower() on both sides of the join is
- * what lets SQLite use entries_student_key: against the bare column it compares with the
- * column's affinity and walks the entries instead. PostgreSQL: the first argument is a LIKE pattern of a few
+ * trigrams are in thousands of rows of a shared index, and in a few of the names'), and the
+ * entries the descriptions' index does not hold yet (its backlog above
+ * entries_fts_state.upto, migration 0018, read by a range of ids). An IN list is a set, so
+ * an entry found twice is read once (UNION ALL: no second sort to drop it). Each is read by
+ * its id (NOT INDEXED: by the IN list's ids, never an index walk that tests each row against
+ * the list), and LIKE keeps exactly today's matches (the index folds more than ASCII).
+ * name_key is lower-case already, but lower() on both sides of the join is what lets SQLite
+ * use entries_student_key: against the bare column it compares with the column's affinity
+ * and walks the entries instead. PostgreSQL: the first argument is a LIKE pattern of a few
  * of the term's trigrams, served by the trigram index on both columns together (migration
  * 0014), and the ILIKE of the term checks each candidate; no index serves that one, so the
  * planner cannot add every trigram of the term back as a second index scan. Neither may sit
@@ -53,7 +55,9 @@
     ENTRY_WHERE " AND e.id IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH %s"            \
                 " UNION ALL SELECT s.id FROM entry_names_fts CROSS JOIN entry_names nm"            \
                 " ON nm.id = entry_names_fts.rowid CROSS JOIN entries s"                           \
-                " ON lower(s.student_name) = lower(nm.name_key) WHERE entry_names_fts MATCH %=)"   \
+                " ON lower(s.student_name) = lower(nm.name_key) WHERE entry_names_fts MATCH %="    \
+                " UNION ALL SELECT b.id FROM entries b"                                            \
+                " WHERE b.id > (SELECT upto FROM entries_fts_state))"                              \
                 " AND " ENTRY_LIKE("LIKE", JR_PATTERN_SQLITE) " AND "
 #define ENTRY_SEARCH_PG                                                                            \
     ENTRY_WHERE " AND (e.student_name || ' ' || e.description) ILIKE %s ESCAPE '\\'"               \
