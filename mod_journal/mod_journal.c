@@ -117,6 +117,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     mj_sse_child_init(p, s);
     mj_gate_child_init(p, s);
     mj_watchdog_child_init(p);
+    jr_db_sqlite_writers(p);
 }
 
 /* 1 when the merged per-directory configuration hands the request to our handler

@@ -472,11 +472,9 @@ void jr_db_close(jr_db_t *db)
 /* The prepared statement id, after the checks every statement passes: it is prepared on this
  * connection, takes nargs parameters, and begins a lazy transaction when it writes. NULL
  * (logged) otherwise. */
-static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
+static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 {
     void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
-    db->last_error = NULL;
-    db->error = JR_DB_OK;
     if (!stmt && (unsigned)id < JR_Q__COUNT && db->cache && db->cache->checked &&
         !(stmt = prepare_on_use(db, id))) {
         return NULL;
@@ -484,6 +482,20 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
     if (!stmt) {
         JR_LOG(JR01004, 0, "statement %s is not prepared on this connection",
                (unsigned)id < JR_Q__COUNT ? jr_stmt_label(id) : "(unknown)");
+    }
+    return stmt;
+}
+
+/* The queue is entered before the statement is looked up: on SQLite, entering it may put the
+ * process's writing connection in the place of the request's (jr_db_sqlite.c). */
+static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
+{
+    void *stmt;
+    db->last_error = NULL;
+    db->error = JR_DB_OK;
+    *alone = 0;
+    if ((unsigned)id >= JR_Q__COUNT) {
+        JR_LOG(JR01004, 0, "statement %s is not prepared on this connection", "(unknown)");
         return NULL;
     }
     if (nargs != jr_stmt_nparams(id)) {
@@ -499,7 +511,12 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
     /* A write outside a transaction is a transaction of its own: it queues as one does. */
     *alone = !db->in_tx && !db->wq && jr_stmt_writes(id) && db->be->write_enter;
     if (*alone && db->be->write_enter(db) != APR_SUCCESS) {
+        *alone = 0;
         return NULL;
+    }
+    if (!(stmt = prepared(db, id)) && *alone) {
+        write_leave(db);
+        *alone = 0;
     }
     return stmt;
 }

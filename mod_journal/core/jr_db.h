@@ -65,6 +65,11 @@ apr_status_t jr_db_sqlite_preconfigure(apr_pool_t *pconf, const char *path);
  * (JournalSQLiteCacheSize); 0 leaves SQLite's default. Called before any child starts. */
 void jr_db_sqlite_cache_size(long long bytes);
 
+/* SQLite, in a child of httpd (once, before its threads write): the write transactions of the
+ * process run on one connection of its own per database file, opened on first use and closed
+ * with pchild (jr_db_sqlite.c). */
+void jr_db_sqlite_writers(apr_pool_t *pchild);
+
 /* Per-connection settings (SQLite: busy timeout, foreign keys, synchronous). */
 apr_status_t jr_db_setup_connection(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 

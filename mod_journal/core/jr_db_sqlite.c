@@ -1,9 +1,11 @@
 /* The SQLite backend: sqlite3_prepare_v2 and sqlite3_step on the pooled connection's own
  * handle (apr_dbd_native_handle), for the reasons in docs/architecture.md §7.3. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <apr_strings.h>
 #include <apr_tables.h>
@@ -554,6 +556,88 @@ static apr_status_t queue_of(jr_db_t *db, jr_wqueue_t **q)
     return rv;
 }
 
+/* ---- one connection per process for writes ------------------------------------------------- */
+
+/* SQLite in WAL mode empties a connection's page cache whenever another connection has written
+ * since its last transaction, and with every pooled connection of every child taking turns at
+ * writing, each write read every page it touched again (docs/architecture.md §7.26). So the
+ * write transactions of a process run on one connection of its own, whose cache keeps what
+ * the previous writes of the process read: whoever holds the write queue uses it, one thread
+ * at a time. httpd's children only (jr_db_sqlite_writers); journal-worker and journal-admin
+ * write on their own connection. */
+typedef struct {
+    jr_wqueue_t *q;
+    jr_db_t *db;
+} writer_t;
+
+static apr_pool_t *writers_parent; /* set in a child of httpd; NULL: no writing connections */
+static pid_t writers_pid;
+static writer_t writers[JR_SQLITE_FILES_MAX];
+static int nwriters;
+static pthread_mutex_t writers_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static apr_status_t writers_close(void *data)
+{
+    int i;
+    (void)data;
+    for (i = 0; i < nwriters; ++i) {
+        if (writers[i].db) {
+            apr_pool_destroy(writers[i].db->pool);
+        }
+    }
+    nwriters = 0;
+    writers_parent = NULL;
+    return APR_SUCCESS;
+}
+
+void jr_db_sqlite_writers(apr_pool_t *pchild)
+{
+    writers_parent = pchild;
+    writers_pid = getpid();
+    apr_pool_cleanup_register(pchild, NULL, writers_close, apr_pool_cleanup_null);
+}
+
+/* The writing connection of q's file, opened on first use; NULL when there is none (then the
+ * request's own connection writes, as before). Called by the thread that holds q: nobody else
+ * in the process uses the connection meanwhile. Each connection has an unmanaged pool of its
+ * own, made and released without touching any pool the threads share. */
+static jr_db_t *writer_of(jr_db_t *db, jr_wqueue_t *q)
+{
+    writer_t *w = NULL;
+    apr_pool_t *p;
+    const char *err = NULL;
+    jr_db_t *wdb = NULL;
+    int i;
+    if (!writers_parent || writers_pid != getpid()) {
+        return NULL;
+    }
+    pthread_mutex_lock(&writers_mu);
+    for (i = 0; i < nwriters && !w; ++i) {
+        w = writers[i].q == q ? &writers[i] : NULL;
+    }
+    if (!w && nwriters < JR_SQLITE_FILES_MAX) {
+        w = &writers[nwriters++];
+        w->q = q;
+    }
+    pthread_mutex_unlock(&writers_mu);
+    if (!w || w->db) {
+        return w ? w->db : NULL;
+    }
+    if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS) {
+        return NULL;
+    }
+    if (jr_db_open(&wdb, p, "sqlite3", sqlite3_db_filename(db->native, "main"), &err) !=
+            APR_SUCCESS ||
+        jr_db_prepare_all(wdb) != APR_SUCCESS) {
+        JR_LOG(JR12122, 0, "cannot open the connection for writes (writes use their own): %s",
+               err ? err : "the module's statements cannot be prepared on it");
+        apr_pool_destroy(p);
+        return NULL;
+    }
+    w->db = wdb;
+    return wdb;
+}
+
 /* The wait for the queue is bounded like SQLite's own: a writer that cannot get in within the
  * busy timeout answers as a busy BEGIN did. */
 static apr_status_t sq_write_enter(jr_db_t *db)
@@ -564,7 +648,14 @@ static apr_status_t sq_write_enter(jr_db_t *db)
         return APR_SUCCESS;
     }
     if (rv == APR_SUCCESS && (rv = jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS))) == APR_SUCCESS) {
+        jr_db_t *w = writer_of(db, q);
         db->wq = q;
+        if (w) {
+            db->own_native = db->native;
+            db->own_cache = db->cache;
+            db->native = w->native;
+            db->cache = w->cache;
+        }
         return APR_SUCCESS;
     }
     db->native_code = rv == APR_TIMEUP || rv == APR_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
@@ -580,6 +671,13 @@ static apr_status_t sq_write_enter(jr_db_t *db)
 static void sq_write_leave(jr_db_t *db)
 {
     jr_wqueue_t *q = db->wq;
+    void *wrote_on = db->native;
+    if (db->own_native) { /* the writing connection goes back before the queue is left */
+        db->native = db->own_native;
+        db->cache = db->own_cache;
+        db->own_native = NULL;
+        db->own_cache = NULL;
+    }
     if (q) {
         if (entries_added) {
             jr_wqueue_backlog_add(q, entries_added);
@@ -588,7 +686,7 @@ static void sq_write_leave(jr_db_t *db)
         db->wq = NULL;
     }
     entries_added = 0;
-    if (checkpoint_due && checkpoint_due == db->native) {
+    if (checkpoint_due && checkpoint_due == wrote_on) {
         checkpoint_due = NULL;
         sq_checkpoint(db->native, "main", 0);
     }

@@ -40,6 +40,10 @@ typedef struct jr_db {
     int in_tx;
     int tx_lazy; /* jr_db_begin_lazy: the first writing statement begins the transaction */
     void *wq;    /* SQLite: the write queue this connection holds (jr_wqueue.h), NULL when none */
+    /* SQLite: while the queue is held, native and cache are its process's writing connection
+     * (jr_db_sqlite.c); the request's own are kept here and put back when it is left. */
+    void *own_native;
+    jr_stmt_cache_t *own_cache;
     /* What must follow this transaction's COMMIT on this connection (jr_db_after_commit). */
     void (*after_commit)(struct jr_db *db, unsigned marks);
     unsigned commit_marks;

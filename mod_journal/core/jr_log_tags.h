@@ -162,6 +162,7 @@
     /* SQLite's write path */                                                                 \
     X(JR12120, WARN)                                                                          \
     X(JR12121, WARN)                                                                          \
+    X(JR12122, WARN)                                                                          \
     /* the read path */                                                                       \
     X(JR12140, DEBUG)                                                                         \
     X(JR12141, DEBUG)                                                                         \

@@ -30,6 +30,11 @@ struct jr_wqueue {
     waiter_t *head, *tail;
     int fd;             /* the lock file, opened by the process in pid; -1 before */
     pid_t pid;
+    /* The process whose thread holds the turn holds the lock file too (0: no process does),
+     * and how many turns it has handed on with the file kept locked. Both are changed only
+     * by the turn's holder. */
+    pid_t file_holder;
+    int streak;
     char *gen_path;
     /* The generation file's counter, mapped shared (a mapping survives fork and stays shared);
      * NULL before. gen_writable: mapped for writing. Set once under gen_mu, read without it. */
@@ -37,6 +42,11 @@ struct jr_wqueue {
     int gen_writable;
     apr_uint32_t backlog; /* jr_wqueue_backlog_add(); atomic */
 };
+
+/* Turns a process hands on to its own threads before it lets the lock file go. Consecutive
+ * writes of one process find its writing connection's page cache as they left it; a write of
+ * another process in between empties it (jr_db_sqlite.c, docs/architecture.md §7.26). */
+#define JR_WQUEUE_STREAK 8
 
 /* As many files as jr_db_sqlite_preconfigure registers, and a few the tools open. Entries are
  * only added, and live as long as the process. */
@@ -236,11 +246,10 @@ static apr_status_t take_turn(jr_wqueue_t *q, int timeout_ms)
     return w.granted ? APR_SUCCESS : APR_TIMEUP;
 }
 
-/* Hands the queue to the first waiter, or frees it. */
-static void pass_turn(jr_wqueue_t *q)
+/* Hands the queue to the first waiter, or frees it; under q->mu. */
+static void hand_on(jr_wqueue_t *q)
 {
     waiter_t *w;
-    pthread_mutex_lock(&q->mu);
     if ((w = q->head) != NULL) {
         q->head = w->next;
         if (!q->head) {
@@ -251,6 +260,12 @@ static void pass_turn(jr_wqueue_t *q)
     } else {
         q->held = 0;
     }
+}
+
+static void pass_turn(jr_wqueue_t *q)
+{
+    pthread_mutex_lock(&q->mu);
+    hand_on(q);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -264,12 +279,21 @@ apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms)
     if ((rv = take_turn(q, timeout_ms)) != APR_SUCCESS) {
         return rv;
     }
+    /* Handed the turn with the file still locked (jr_wqueue_leave): nothing to wait for. */
+    if (q->file_holder == getpid()) {
+        held_here = q;
+        return APR_SUCCESS;
+    }
     /* Only the turn's holder gets here, so one thread per process waits for the file; the
      * kernel wakes it when the holder unlocks or dies. */
     if ((rv = open_file(q)) == APR_SUCCESS && (rv = gen_ready(q, 1)) == APR_SUCCESS) {
         while ((rc = flock(q->fd, LOCK_EX)) != 0 && errno == EINTR) {
         }
         rv = rc == 0 ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
+    }
+    if (rv == APR_SUCCESS) {
+        q->file_holder = getpid();
+        q->streak = 0;
     }
     if (rv != APR_SUCCESS) {
         pass_turn(q);
@@ -285,11 +309,24 @@ void jr_wqueue_leave(jr_wqueue_t *q)
      * the lock goes: the next writer's raise cannot come first, and the writer answers its
      * client only after this, so a client reads its own write. */
     __atomic_add_fetch(q->gen, 1, __ATOMIC_RELEASE);
-    flock(q->fd, LOCK_UN);
     if (held_here == q) {
         held_here = NULL;
     }
-    pass_turn(q);
+    /* A thread of this process waiting next takes the turn with the file still locked: no
+     * unlock and lock again, no race with the other processes' waiter for it. At most
+     * JR_WQUEUE_STREAK times in a row; then the file goes to whichever process the kernel
+     * wakes, so another process waits a few transactions more at most. Decided and handed
+     * on under the mutex: a waiter cannot time out in between and leave the file locked
+     * with nobody holding the turn. */
+    pthread_mutex_lock(&q->mu);
+    if (q->head && q->streak < JR_WQUEUE_STREAK) {
+        ++q->streak;
+    } else {
+        q->file_holder = 0;
+        flock(q->fd, LOCK_UN);
+    }
+    hand_on(q);
+    pthread_mutex_unlock(&q->mu);
 }
 
 void jr_wqueue_backlog_add(jr_wqueue_t *q, apr_uint32_t n)

@@ -32,8 +32,10 @@ apr_status_t jr_wqueue_of(const char *db_path, jr_wqueue_t **out);
  * not be mapped for writing (a write nobody could see is refused). */
 apr_status_t jr_wqueue_enter(jr_wqueue_t *q, int timeout_ms);
 
-/* Releases what jr_wqueue_enter took (the lock file, then the mutex), raising the write
- * generation first: the writer's answer leaves after every process can see it. */
+/* Releases what jr_wqueue_enter took, raising the write generation first: the writer's answer
+ * leaves after every process can see it. The next thread of this process in line takes the
+ * turn with the lock file still locked, eight times in a row at most; then, or when no thread
+ * of the process waits, the lock file is unlocked for the other processes. */
 void jr_wqueue_leave(jr_wqueue_t *q);
 
 /* The database's write generation, as it is now. Maps the generation file on first use (made

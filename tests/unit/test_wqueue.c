@@ -340,13 +340,26 @@ START_TEST(a_killed_holder_frees_the_queue)
 }
 END_TEST
 
+/* The child process pid got in after all: it exited 0 and wrote its byte to done_fd. */
+static void child_entered(pid_t pid, int done_fd, int go[2])
+{
+    int status;
+    char c;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(read(done_fd, &c, 1), 1);
+    close(done_fd);
+    close(go[0]);
+    close(go[1]);
+}
+
 /* A child forked after the parent opened the lock file must not use the inherited descriptor:
  * flock would see parent and child as one holder. (httpd forks its children from a parent
  * that holds no queue; so does this test.) */
 START_TEST(a_forked_child_queues_behind_its_parent)
 {
     jr_wqueue_t *q;
-    int go[2], done[2], status;
+    int go[2], done[2];
     char c;
     pid_t pid;
     ck_assert_int_eq(jr_wqueue_of(dbpath, &q), APR_SUCCESS);
@@ -369,12 +382,62 @@ START_TEST(a_forked_child_queues_behind_its_parent)
     ck_assert_int_eq(read(done[0], &c, 1), -1); /* still waiting behind the parent */
     ck_assert_int_eq(errno, EAGAIN);
     jr_wqueue_leave(q);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert_int_eq(read(done[0], &c, 1), 1);
-    close(done[0]);
-    close(go[0]);
-    close(go[1]);
+    child_entered(pid, done[0], go);
+}
+END_TEST
+
+/* Enters, says so, holds the turn until told to go (s->inside set back to 0), leaves. */
+static void *enter_and_hold(void *data)
+{
+    shared_t *s = data;
+    s->rv = jr_wqueue_enter(s->q, s->timeout_ms);
+    s->entered = s->rv == APR_SUCCESS;
+    if (s->entered) {
+        s->inside = 1;
+        while (__atomic_load_n(&s->inside, __ATOMIC_SEQ_CST)) {
+            usleep(5000);
+        }
+        jr_wqueue_leave(s->q);
+    }
+    return NULL;
+}
+
+/* The next thread of the holder's process takes the turn with the lock file still locked: a
+ * process waiting for the file does not get in between. It gets in once the holder's process
+ * has no thread in line. */
+START_TEST(the_next_thread_of_the_process_keeps_the_file)
+{
+    shared_t s = {0};
+    pthread_t t;
+    int go[2], done[2];
+    char c;
+    pid_t pid;
+    ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(done), 0);
+    pid = fork(); /* from a process that holds nothing, as httpd forks its children */
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int ok = read(go[0], &c, 1) == 1 && jr_wqueue_enter(s.q, 10000) == APR_SUCCESS;
+        _exit(ok && write(done[1], "x", 1) == 1 ? 0 : 1);
+    }
+    close(done[1]);
+    ck_assert_int_eq(jr_wqueue_enter(s.q, 1000), APR_SUCCESS);
+    fcntl(done[0], F_SETFL, O_NONBLOCK);
+    ck_assert_int_eq(write(go[1], "x", 1), 1);
+    usleep(300000); /* the other process waits for the file */
+    s.timeout_ms = 10000;
+    ck_assert_int_eq(pthread_create(&t, NULL, enter_and_hold, &s), 0);
+    usleep(200000); /* this process's next thread is in line */
+    jr_wqueue_leave(s.q);
+    ck_assert(wait_for(&s.entered, 5.0));
+    usleep(300000);
+    errno = 0;
+    ck_assert_int_eq(read(done[0], &c, 1), -1); /* still waiting: the file was not let go */
+    ck_assert_int_eq(errno, EAGAIN);
+    __atomic_store_n(&s.inside, 0, __ATOMIC_SEQ_CST); /* the thread leaves, nobody in line */
+    pthread_join(t, NULL);
+    child_entered(pid, done[0], go);
 }
 END_TEST
 
@@ -447,6 +510,62 @@ START_TEST(transactions_hold_the_queue_until_they_end)
     /* A write outside a transaction enters and leaves around itself. */
     ck_assert_int_eq(insert_branch(db, "C"), APR_SUCCESS);
     ck_assert(!held(lock_path()));
+}
+END_TEST
+
+/* Pages the connection read into its cache since the last call. */
+static int cache_misses(void *native)
+{
+    int cur = 0, hi = 0;
+    sqlite3_db_status(native, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1);
+    return cur;
+}
+
+/* In httpd's children the write transactions of every connection of the process run on one
+ * writing connection, whose page cache outlives them: after one connection's write, the
+ * next connection's write reads no page again. Each connection has its own back after its
+ * transaction, and once pchild goes, writes run on their own connections, which read again
+ * what another connection wrote since. */
+START_TEST(writes_of_a_process_run_on_one_connection)
+{
+    apr_pool_t *child;
+    jr_db_t *a = open_db(unit_pool), *b = open_db(unit_pool);
+    void *a_own = a->native, *b_own = b->native, *w;
+    ck_assert_int_eq(apr_pool_create(&child, unit_pool), APR_SUCCESS);
+    jr_db_sqlite_writers(child);
+    ck_assert_int_eq(jr_db_begin(a), APR_SUCCESS);
+    w = a->native;
+    ck_assert_ptr_ne(w, a_own);
+    ck_assert_ptr_ne(w, b_own);
+    ck_assert_int_eq(insert_branch(a, "A"), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_commit(a), APR_SUCCESS);
+    ck_assert_ptr_eq(a->native, a_own);
+    cache_misses(w);
+    jr_db_begin_lazy(b); /* entered at the first write */
+    ck_assert_int_eq(insert_branch(b, "B"), APR_SUCCESS);
+    ck_assert_ptr_eq(b->native, w);
+    ck_assert_int_eq(jr_db_commit(b), APR_SUCCESS);
+    ck_assert_int_eq(cache_misses(w), 0);
+    ck_assert_ptr_eq(b->native, b_own);
+    ck_assert_int_eq(insert_branch(a, "C"), APR_SUCCESS); /* alone: a transaction of its own */
+    ck_assert_int_eq(cache_misses(w), 0);
+    ck_assert_ptr_eq(a->native, a_own);
+    ck_assert(!held(lock_path()));
+    /* A failed statement and the rollback leave the writing connection usable. */
+    jr_log_set(NULL, NULL, JR_LOG_OFF); /* the failed statement's JR01005 */
+    ck_assert_int_eq(jr_db_begin(a), APR_SUCCESS);
+    ck_assert_int_ne(insert_branch(a, "A"), APR_SUCCESS);
+    jr_db_rollback(a);
+    ck_assert_ptr_eq(a->native, a_own);
+    ck_assert(!held(lock_path()));
+    apr_pool_destroy(child);
+    ck_assert_int_eq(jr_db_begin(b), APR_SUCCESS);
+    ck_assert_ptr_eq(b->native, b_own);
+    cache_misses(b_own);
+    ck_assert_int_eq(insert_branch(b, "D"), APR_SUCCESS);
+    ck_assert_int_eq(jr_db_commit(b), APR_SUCCESS);
+    ck_assert_int_gt(cache_misses(b_own), 0); /* a's writes emptied its cache */
+    ck_assert_int_eq(count_branches(), 4);
 }
 END_TEST
 
@@ -727,8 +846,10 @@ Suite *suite_wqueue(void)
     tcase_add_test(tc, the_holding_thread_is_refused_at_once);
     tcase_add_test(tc, a_killed_holder_frees_the_queue);
     tcase_add_test(tc, a_forked_child_queues_behind_its_parent);
+    tcase_add_test(tc, the_next_thread_of_the_process_keeps_the_file);
     tcase_add_test(tc, transactions_hold_the_queue_until_they_end);
     tcase_add_test(tc, a_pool_cleanup_leaves_the_queue);
+    tcase_add_test(tc, writes_of_a_process_run_on_one_connection);
     tcase_add_test(tc, a_second_connection_of_the_holder_is_busy);
     tcase_add_test(tc, every_write_raises_the_shared_generation);
     tcase_add_test(tc, a_write_that_cannot_raise_the_generation_is_refused);
