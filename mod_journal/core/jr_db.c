@@ -469,9 +469,8 @@ void jr_db_close(jr_db_t *db)
 
 /* ---- statements --------------------------------------------------------------------------- */
 
-/* The prepared statement id, after the checks every statement passes: it is prepared on this
- * connection, takes nargs parameters, and begins a lazy transaction when it writes. NULL
- * (logged) otherwise. */
+/* Statement id as prepared on the connection db uses now (prepared here on first use); NULL,
+ * logged, when it cannot be. */
 static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 {
     void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
@@ -486,8 +485,10 @@ static void *prepared(jr_db_t *db, jr_stmt_id_t id)
     return stmt;
 }
 
-/* The queue is entered before the statement is looked up: on SQLite, entering it may put the
- * process's writing connection in the place of the request's (jr_db_sqlite.c). */
+/* The prepared statement id, after the checks every statement passes: it exists, takes nargs
+ * parameters, and begins a lazy transaction when it writes; NULL (logged) otherwise. The queue
+ * is entered before the statement is looked up: on SQLite, entering it may put the process's
+ * writing connection in the place of the request's (jr_db_sqlite.c). */
 static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
 {
     void *stmt;
