@@ -492,6 +492,7 @@ static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
 {
     void *stmt;
+    int began;
     db->last_error = NULL;
     db->error = JR_DB_OK;
     *alone = 0;
@@ -506,7 +507,8 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
     }
     /* At debug level, one line per statement: the tests count a request's round trips. */
     JR_LOG(JR12140, 0, "statement %s", jr_stmt_label(id));
-    if (db->tx_lazy && !db->in_tx && jr_stmt_writes(id) && jr_db_begin(db) != APR_SUCCESS) {
+    began = db->tx_lazy && !db->in_tx && jr_stmt_writes(id);
+    if (began && jr_db_begin(db) != APR_SUCCESS) {
         return NULL;
     }
     /* A write outside a transaction is a transaction of its own: it queues as one does. */
@@ -515,8 +517,12 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
         *alone = 0;
         return NULL;
     }
-    if (!(stmt = prepared(db, id)) && *alone) {
-        write_leave(db);
+    if (!(stmt = prepared(db, id))) { /* nothing was written: what this began ends here */
+        if (began) {
+            jr_db_rollback(db);
+        } else if (*alone) {
+            write_leave(db);
+        }
         *alone = 0;
     }
     return stmt;
