@@ -469,18 +469,17 @@ void jr_db_close(jr_db_t *db)
 
 /* ---- statements --------------------------------------------------------------------------- */
 
-/* Statement id as prepared on the connection db uses now (prepared here on first use); NULL,
- * logged, when it cannot be. */
+/* Statement id (a valid one: statement() checked it) as prepared on the connection db uses
+ * now (prepared here on first use); NULL, logged, when it cannot be. */
 static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 {
-    void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
-    if (!stmt && (unsigned)id < JR_Q__COUNT && db->cache && db->cache->checked &&
-        !(stmt = prepare_on_use(db, id))) {
+    void *stmt = db->cache ? db->cache->stmts[id] : NULL;
+    if (!stmt && db->cache && db->cache->checked && !(stmt = prepare_on_use(db, id))) {
         return NULL;
     }
     if (!stmt) {
         JR_LOG(JR01004, 0, "statement %s is not prepared on this connection",
-               (unsigned)id < JR_Q__COUNT ? jr_stmt_label(id) : "(unknown)");
+               jr_stmt_label(id));
     }
     return stmt;
 }
