@@ -469,18 +469,17 @@ void jr_db_close(jr_db_t *db)
 
 /* ---- statements --------------------------------------------------------------------------- */
 
-/* Statement id as prepared on the connection db uses now (prepared here on first use); NULL,
- * logged, when it cannot be. */
+/* Statement id (a valid one: statement() checked it) as prepared on the connection db uses
+ * now (prepared here on first use); NULL, logged, when it cannot be. */
 static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 {
-    void *stmt = (unsigned)id < JR_Q__COUNT && db->cache ? db->cache->stmts[id] : NULL;
-    if (!stmt && (unsigned)id < JR_Q__COUNT && db->cache && db->cache->checked &&
-        !(stmt = prepare_on_use(db, id))) {
+    void *stmt = db->cache ? db->cache->stmts[id] : NULL;
+    if (!stmt && db->cache && db->cache->checked && !(stmt = prepare_on_use(db, id))) {
         return NULL;
     }
     if (!stmt) {
         JR_LOG(JR01004, 0, "statement %s is not prepared on this connection",
-               (unsigned)id < JR_Q__COUNT ? jr_stmt_label(id) : "(unknown)");
+               jr_stmt_label(id));
     }
     return stmt;
 }
@@ -492,6 +491,7 @@ static void *prepared(jr_db_t *db, jr_stmt_id_t id)
 static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
 {
     void *stmt;
+    int began;
     db->last_error = NULL;
     db->error = JR_DB_OK;
     *alone = 0;
@@ -506,7 +506,8 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
     }
     /* At debug level, one line per statement: the tests count a request's round trips. */
     JR_LOG(JR12140, 0, "statement %s", jr_stmt_label(id));
-    if (db->tx_lazy && !db->in_tx && jr_stmt_writes(id) && jr_db_begin(db) != APR_SUCCESS) {
+    began = db->tx_lazy && !db->in_tx && jr_stmt_writes(id);
+    if (began && jr_db_begin(db) != APR_SUCCESS) {
         return NULL;
     }
     /* A write outside a transaction is a transaction of its own: it queues as one does. */
@@ -515,8 +516,12 @@ static void *statement(jr_db_t *db, jr_stmt_id_t id, int nargs, int *alone)
         *alone = 0;
         return NULL;
     }
-    if (!(stmt = prepared(db, id)) && *alone) {
-        write_leave(db);
+    if (!(stmt = prepared(db, id))) { /* nothing was written: what this began ends here */
+        if (began) {
+            jr_db_rollback(db);
+        } else if (*alone) {
+            write_leave(db);
+        }
         *alone = 0;
     }
     return stmt;

@@ -156,30 +156,6 @@ static int sq_int_of(void *data, int ncols, char **vals, char **names)
     return 0;
 }
 
-/* Runs after the writer has left the queue, in a write transaction of its own: the writers
- * that wait meanwhile wait for one short pass instead of each indexing its own entry. A pass
- * that fails leaves the backlog as it was (searches read it directly) for the next batch to
- * try again. */
-static void sq_index_backlog(sqlite3 *conn, jr_wqueue_t *q)
-{
-    char *msg = NULL;
-    int more = 0;
-    if (jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS)) != APR_SUCCESS) {
-        return;
-    }
-    if (sqlite3_exec(conn, index_backlog_sql, sq_int_of, &more, &msg) != SQLITE_OK) {
-        JR_LOG(JR12121, 0, "indexing new entries for search failed (they stay searchable): %s",
-               msg ? msg : sqlite3_errmsg(conn));
-        sqlite3_free(msg);
-        if (!sqlite3_get_autocommit(conn)) {
-            sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
-        }
-    } else if (more) {
-        jr_wqueue_backlog_add(q, JR_SQLITE_INDEX_BATCH); /* the next writer goes on */
-    }
-    jr_wqueue_leave(q);
-}
-
 static apr_status_t sq_setup(void *native)
 {
     sqlite3 *conn = native;
@@ -568,6 +544,7 @@ static apr_status_t queue_of(jr_db_t *db, jr_wqueue_t **q)
 typedef struct {
     jr_wqueue_t *q;
     jr_db_t *db;
+    apr_time_t failed; /* when it last could not be opened: tried again a minute later */
 } writer_t;
 
 static apr_pool_t *writers_parent; /* set in a child of httpd; NULL: no writing connections */
@@ -620,7 +597,7 @@ static jr_db_t *writer_of(jr_db_t *db, jr_wqueue_t *q)
         w->q = q;
     }
     pthread_mutex_unlock(&writers_mu);
-    if (!w || w->db) {
+    if (!w || w->db || (w->failed && apr_time_now() - w->failed < apr_time_from_sec(60))) {
         return w ? w->db : NULL;
     }
     if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS) {
@@ -632,10 +609,71 @@ static jr_db_t *writer_of(jr_db_t *db, jr_wqueue_t *q)
         JR_LOG(JR12122, 0, "cannot open the connection for writes (writes use their own): %s",
                err ? err : "the module's statements cannot be prepared on it");
         apr_pool_destroy(p);
+        w->failed = apr_time_now();
         return NULL;
     }
     w->db = wdb;
+    /* The first write of a process indexes what processes before it left in the backlog
+     * (their counts went with them). */
+    jr_wqueue_backlog_add(q, JR_SQLITE_INDEX_BATCH);
     return wdb;
+}
+
+/* A writing connection left inside a transaction (its ROLLBACK failed) would fail every later
+ * write of the process: rolled back here, or else closed, to be opened again at the next
+ * write. With q held. */
+static void writer_settle(jr_wqueue_t *q, sqlite3 *conn)
+{
+    int i;
+    if (sqlite3_get_autocommit(conn)) {
+        return;
+    }
+    sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
+    if (sqlite3_get_autocommit(conn)) {
+        return;
+    }
+    JR_LOG(JR12123, 0, "the connection for writes was left inside a transaction; closed");
+    pthread_mutex_lock(&writers_mu);
+    for (i = 0; i < nwriters; ++i) {
+        if (writers[i].q == q && writers[i].db) {
+            apr_pool_destroy(writers[i].db->pool);
+            writers[i].db = NULL;
+        }
+    }
+    pthread_mutex_unlock(&writers_mu);
+}
+
+/* Runs after the writer has left the queue, in a write transaction of its own (on the
+ * process's writing connection when it has one): the writers that wait meanwhile wait for one
+ * short pass instead of each indexing its own entry. A pass that fails leaves the backlog as
+ * it was (searches read it directly) for the next batch to try again. Returns the connection
+ * it wrote on, NULL when it did not get in. */
+static sqlite3 *sq_index_backlog(jr_db_t *db, jr_wqueue_t *q)
+{
+    char *msg = NULL;
+    int more = 0;
+    jr_db_t *w;
+    sqlite3 *conn;
+    if (jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS)) != APR_SUCCESS) {
+        return NULL;
+    }
+    w = writer_of(db, q);
+    conn = w ? w->native : db->native;
+    if (sqlite3_exec(conn, index_backlog_sql, sq_int_of, &more, &msg) != SQLITE_OK) {
+        JR_LOG(JR12121, 0, "indexing new entries for search failed (they stay searchable): %s",
+               msg ? msg : sqlite3_errmsg(conn));
+        sqlite3_free(msg);
+        if (!sqlite3_get_autocommit(conn)) {
+            sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
+        }
+        if (w) {
+            writer_settle(q, conn);
+        }
+    } else if (more) {
+        jr_wqueue_backlog_add(q, JR_SQLITE_INDEX_BATCH); /* the next writer goes on */
+    }
+    jr_wqueue_leave(q);
+    return conn;
 }
 
 /* The wait for the queue is bounded like SQLite's own: a writer that cannot get in within the
@@ -671,8 +709,9 @@ static apr_status_t sq_write_enter(jr_db_t *db)
 static void sq_write_leave(jr_db_t *db)
 {
     jr_wqueue_t *q = db->wq;
-    void *wrote_on = db->native;
+    void *wrote_on = db->native, *indexed_on = NULL;
     if (db->own_native) { /* the writing connection goes back before the queue is left */
+        writer_settle(q, db->native);
         db->native = db->own_native;
         db->cache = db->own_cache;
         db->own_native = NULL;
@@ -686,12 +725,14 @@ static void sq_write_leave(jr_db_t *db)
         db->wq = NULL;
     }
     entries_added = 0;
-    if (checkpoint_due && checkpoint_due == wrote_on) {
+    if (q && jr_wqueue_backlog_take(q, JR_SQLITE_INDEX_BATCH)) {
+        indexed_on = sq_index_backlog(db, q);
+    }
+    /* Due after this thread's commit or its pass's: run on the request's own connection (the
+     * writing one belongs to whoever holds the queue now). */
+    if (checkpoint_due && (checkpoint_due == wrote_on || checkpoint_due == indexed_on)) {
         checkpoint_due = NULL;
         sq_checkpoint(db->native, "main", 0);
-    }
-    if (q && jr_wqueue_backlog_take(q, JR_SQLITE_INDEX_BATCH)) {
-        sq_index_backlog(db->native, q);
     }
 }
 

@@ -163,6 +163,7 @@
     X(JR12120, WARN)                                                                          \
     X(JR12121, WARN)                                                                          \
     X(JR12122, WARN)                                                                          \
+    X(JR12123, WARN)                                                                          \
     /* the read path */                                                                       \
     X(JR12140, DEBUG)                                                                         \
     X(JR12141, DEBUG)                                                                         \

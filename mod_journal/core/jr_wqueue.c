@@ -329,6 +329,18 @@ void jr_wqueue_leave(jr_wqueue_t *q)
     pthread_mutex_unlock(&q->mu);
 }
 
+int jr_wqueue_waiting(jr_wqueue_t *q)
+{
+    waiter_t *w;
+    int n = 0;
+    pthread_mutex_lock(&q->mu);
+    for (w = q->head; w; w = w->next) {
+        ++n;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 void jr_wqueue_backlog_add(jr_wqueue_t *q, apr_uint32_t n)
 {
     __atomic_add_fetch(&q->backlog, n, __ATOMIC_RELAXED);

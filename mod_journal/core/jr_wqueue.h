@@ -50,6 +50,9 @@ apr_status_t jr_wqueue_generation(jr_wqueue_t *q, apr_uint64_t *gen);
 void jr_wqueue_backlog_add(jr_wqueue_t *q, apr_uint32_t n);
 apr_uint32_t jr_wqueue_backlog_take(jr_wqueue_t *q, apr_uint32_t min);
 
+/* The threads of this process waiting in line for the queue (for tests). */
+int jr_wqueue_waiting(jr_wqueue_t *q);
+
 /* The lock file's path (for messages and tests). */
 const char *jr_wqueue_path(const jr_wqueue_t *q);
 

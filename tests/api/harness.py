@@ -491,12 +491,17 @@ class Server:
         self.pid = None
 
     def _look_at_stuck_children(self, parent):
-        for kid in diagnostics.children_of(parent):
-            command = diagnostics.command_of(kid)
-            if command.startswith(APACHE):
-                self.stuck_stacks.append(f"httpd child {kid} had not exited {STUCK_AFTER:.0f} s "
-                                         "into the stop; its threads:")
-                self.stuck_stacks += ["    " + l for l in diagnostics.live_stacks(kid)]
+        self.stuck_stacks += self.children_stacks(
+            parent, f"had not exited {STUCK_AFTER:.0f} s into the stop")
+
+    def children_stacks(self, parent=None, why="is running"):
+        """The condensed thread stacks of httpd's children, for a failure's message."""
+        lines = []
+        for kid in diagnostics.children_of(parent or self._read_pid() or self.pid):
+            if diagnostics.command_of(kid).startswith(APACHE):
+                lines.append(f"httpd child {kid} {why}; its threads:")
+                lines += ["    " + l for l in diagnostics.live_stacks(kid)]
+        return lines
 
     def _crash_details(self, problems):
         """Backtraces of the cores of crashed children, and the stacks of children that did

@@ -70,8 +70,16 @@ class WritesBlocked:
             self.proc.communicate("COMMIT;\n", timeout=30)
 
 
+def access_log(srv):
+    try:
+        return (srv.log_dir / "access.log").read_text(errors="replace")[-3000:]
+    except OSError:
+        return "(no access log)"
+
+
 def test_a_stopping_child_waits_for_its_running_housekeeping(fresh_server):
-    srv = fresh_server("JournalHousekeepingInterval 5s\nJournalEventRetention 1h")
+    srv = fresh_server("JournalHousekeepingInterval 5s\nJournalEventRetention 1h\n"
+                       "LogLevel warn watchdog:debug")
     execute(srv, OLD_EVENT)
     stopped = threading.Event()
     stop_error = []
@@ -88,7 +96,8 @@ def test_a_stopping_child_waits_for_its_running_housekeeping(fresh_server):
         while not block.someone_waits():
             assert time.monotonic() < deadline, (
                 "the housekeeping did not start within 30 s\n" + block.activity() +
-                "\n" + srv.read_error_log()[-3000:])
+                "\n" + srv.read_error_log()[-3000:] + "\n" + access_log(srv) + "\n" +
+                "\n".join(srv.children_stacks()))
             time.sleep(0.2)
         stopper = threading.Thread(target=stop)
         stopper.start()

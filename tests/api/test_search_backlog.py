@@ -91,7 +91,14 @@ def index_is_exact(srv):
         db.close()
 
 
+def refuse_passes(srv):
+    """Every pass fails (its move of the bound is refused): the backlog stays."""
+    sql_exec(srv, "CREATE TRIGGER refuse_pass BEFORE UPDATE ON entries_fts_state"
+                  " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+
+
 def test_new_entries_are_found_before_they_are_indexed(srv):
+    refuse_passes(srv)  # whichever process writes, nothing gets indexed
     first = create(srv, "Kiwi Person", "notes about kiwifruit")
     ids = create_many(srv, 5, "papaya") + [first]
     assert upto(srv) < min(ids)  # all in the backlog
@@ -137,8 +144,7 @@ def test_a_batch_indexes_the_backlog_and_answers_stay_the_same(srv):
 
 def test_a_failed_pass_leaves_the_backlog_searchable(srv):
     # The pass's move of the bound is refused: its whole transaction is undone.
-    sql_exec(srv, "CREATE TRIGGER refuse_pass BEFORE UPDATE ON entries_fts_state"
-                  " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+    refuse_passes(srv)
     before = upto(srv)
     ids = create_many(srv, ONE_BATCH_AT_LEAST, "failing")
     assert re.search(r"JR12121: indexing new entries for search failed \(they stay searchable\):"
@@ -152,3 +158,18 @@ def test_a_failed_pass_leaves_the_backlog_searchable(srv):
     assert upto(srv) >= max(ids) and upto(srv) <= max(more)
     index_is_exact(srv)
     assert_search_is_the_filter(srv, "failing", "second lesson 7", "notes")
+
+
+def test_a_new_process_indexes_what_earlier_ones_left(srv):
+    """The counts of new entries are the processes': entries left in the backlog by processes
+    that ended are indexed by the first write of the next ones, whatever it writes."""
+    refuse_passes(srv)
+    ids = create_many(srv, 5, "leftover")
+    assert upto(srv) < min(ids)
+    sql_exec(srv, "DROP TRIGGER refuse_pass")
+    srv.stop()
+    srv.start()
+    srv.create_group(srv.create_branch()["id"])  # a write, no entry
+    assert upto(srv) == max(ids)
+    index_is_exact(srv)
+    assert_search_is_the_filter(srv, "leftover", "lesson 4")

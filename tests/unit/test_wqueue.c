@@ -409,7 +409,7 @@ START_TEST(the_next_thread_of_the_process_keeps_the_file)
 {
     shared_t s = {0};
     pthread_t t;
-    int go[2], done[2];
+    int go[2], done[2], i;
     char c;
     pid_t pid;
     ck_assert_int_eq(jr_wqueue_of(dbpath, &s.q), APR_SUCCESS);
@@ -428,7 +428,10 @@ START_TEST(the_next_thread_of_the_process_keeps_the_file)
     usleep(300000); /* the other process waits for the file */
     s.timeout_ms = 10000;
     ck_assert_int_eq(pthread_create(&t, NULL, enter_and_hold, &s), 0);
-    usleep(200000); /* this process's next thread is in line */
+    for (i = 0; i < 1000 && jr_wqueue_waiting(s.q) == 0; ++i) {
+        usleep(5000); /* until this process's next thread is in line */
+    }
+    ck_assert_int_eq(jr_wqueue_waiting(s.q), 1);
     jr_wqueue_leave(s.q);
     ck_assert(wait_for(&s.entered, 5.0));
     usleep(300000);
