@@ -153,12 +153,16 @@ static void pg_step_failed(jr_db_t *db, const pg_step_t *s, const PGresult *res)
  * hot page (ORDER BY id LIMIT $n) was planned again on every execution, planning taking longer
  * than running it. These statements run with plan_cache_mode = force_generic_plan: each plan is
  * the same for every value of their parameters (primary keys, the branch scope, the page's
- * bounds). Every other statement keeps the database's default: the searches and the optional
- * filters need plans made for their values (docs/architecture.md §7.24). The setting is a
- * session's; it is changed only when the next statement wants the other one, in the same round
- * trip as that statement where it can be. */
+ * bounds). The indexed entry search and its page by ids too: the trigram index is their only
+ * index condition whatever the term (the term's windows are a parameter of the index scan),
+ * and planning them for each term cost more than running them (§7.28). Every other statement
+ * keeps the database's default: the scans of a short term and the optional filters need plans
+ * made for their values (docs/architecture.md §7.24). The setting is a session's; it is changed
+ * only when the next statement wants the other one, in the same round trip as that statement
+ * where it can be. */
 static const jr_stmt_id_t generic_plans[] = {
-    JR_Q_KEY_AUTH, JR_Q_ENTRIES_PAGE_PLAIN, JR_Q_RCACHE_SNAPSHOT,
+    JR_Q_KEY_AUTH, JR_Q_ENTRIES_PAGE_PLAIN, JR_Q_RCACHE_SNAPSHOT, JR_Q_ENTRIES_SEARCH,
+    JR_Q_ENTRIES_BY_IDS,
 };
 
 static int wants_generic(jr_stmt_id_t id)

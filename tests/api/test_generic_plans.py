@@ -1,8 +1,9 @@
-"""Generic plans for the hot statements on PostgreSQL (docs/architecture.md §7.24): the key's
-lookup and the plain entry page run with plan_cache_mode = force_generic_plan, every other
-statement with the database's default. The setting is the server session's, so the module
-changes it only when the next statement wants the other one, in the same round trip as that
-statement (JR12141 names the steps sent together). The answers are the same either way."""
+"""Generic plans for the hot statements on PostgreSQL (docs/architecture.md §7.24, §7.28): the
+key's lookup, the plain entry page and the indexed entry search run with plan_cache_mode =
+force_generic_plan, every other statement with the database's default. The setting is the
+server session's, so the module changes it only when the next statement wants the other one,
+in the same round trip as that statement (JR12141 names the steps sent together). The answers
+are the same either way."""
 
 import pytest
 
@@ -27,7 +28,7 @@ def get(srv, key, path):
     return r
 
 
-def test_the_hot_list_stays_in_generic_plans_and_a_search_leaves_them(fresh_server):
+def test_the_hot_list_and_an_indexed_search_stay_in_generic_plans_a_scan_leaves_them(fresh_server):
     srv = fresh_server(CONF)
     group = srv.create_group(srv.create_branch()["id"])
     name = uniq("Plan")
@@ -43,12 +44,21 @@ def test_the_hot_list_stays_in_generic_plans_and_a_search_leaves_them(fresh_serv
     assert statements(srv, again) == ["key_auth", "entries_page_plain"]
     assert round_trips(srv, again) == []
     assert again.json()["items"] == first.json()["items"]
-    # A search plans for its term: the session goes back to the default with the search's first
-    # statement, in its round trip; the key's lookup of the next request sets it again.
+    # An indexed search (a term of three characters or more) keeps generic plans too: its
+    # statements send no step (§7.28).
     found = get(srv, key, f"/api/v1/entries?limit=50&search={name}")
     assert sorted(e["student_name"] for e in found.json()["items"]) == [
         f"{name} {i}" for i in range(3)]
-    assert round_trips(srv, found) == [f"{RESET} {statements(srv, found)[1]}"]
+    assert statements(srv, found) == ["key_auth", "entries_search", "entries_by_ids"]
+    assert round_trips(srv, found) == []
+    # A term too short for the index is a scan planned for its term: the session goes back to
+    # the default with the search's first statement, in its round trip; the key's lookup of
+    # the next request sets it again.
+    short = get(srv, key, f"/api/v1/entries?limit=50&search={name[:2]}")
+    assert {e["student_name"] for e in found.json()["items"]} <= {
+        e["student_name"] for e in short.json()["items"]}
+    assert statements(srv, short)[1] != "entries_search"
+    assert round_trips(srv, short) == [f"{RESET} {statements(srv, short)[1]}"]
     back = get(srv, key, plain)
     assert round_trips(srv, back) == [f"{SET} key_auth"]
     assert back.json()["items"] == first.json()["items"]
