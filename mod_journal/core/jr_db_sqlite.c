@@ -663,11 +663,10 @@ static sqlite3 *sq_index_backlog(jr_db_t *db, jr_wqueue_t *q)
         JR_LOG(JR12121, 0, "indexing new entries for search failed (they stay searchable): %s",
                msg ? msg : sqlite3_errmsg(conn));
         sqlite3_free(msg);
-        if (!sqlite3_get_autocommit(conn)) {
-            sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
-        }
         if (w) {
-            writer_settle(q, conn);
+            writer_settle(q, conn); /* rolled back, or closed when that fails */
+        } else if (!sqlite3_get_autocommit(conn)) {
+            sqlite3_exec(conn, "ROLLBACK", NULL, NULL, NULL);
         }
     } else if (more) {
         jr_wqueue_backlog_add(q, JR_SQLITE_INDEX_BATCH); /* the next writer goes on */
