@@ -417,6 +417,9 @@ static const char *acquire_db(request_rec *r, jr_ctx_t *ctx)
 {
     ap_dbd_t *dbd = mj_dbd_acquire(r);
     ctx->db = dbd ? jr_db_use(r->pool, dbd->driver, dbd->handle, dbd->pool) : NULL;
+    if (ctx->db) {
+        ctx->db->waker = mj_waker_of(r->server);
+    }
     return jr_db_refusal(ctx->db);
 }
 

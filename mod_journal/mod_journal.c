@@ -117,6 +117,7 @@ static void mj_child_init(apr_pool_t *p, server_rec *s)
     mj_sse_child_init(p, s);
     mj_gate_child_init(p, s);
     mj_watchdog_child_init(p);
+    mj_waker_child_init(p, s);
     jr_db_sqlite_writers(p);
 }
 

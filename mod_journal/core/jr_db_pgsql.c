@@ -176,9 +176,17 @@ static int wants_generic(jr_stmt_id_t id)
     return 0;
 }
 
+/* Statements that read no table have nothing to plan: they run in whichever mode the session
+ * is in. The workers' NOTIFY, which a child's waker sends between requests on their pooled
+ * connections (§7.29), would otherwise switch the mode back and forth. */
+static int plan_indifferent(jr_stmt_id_t id)
+{
+    return id == JR_Q_SIGNAL_NOTIFY;
+}
+
 static int plan_differs(const jr_db_t *db, jr_stmt_id_t id)
 {
-    return db->cache && db->cache->plan_mode != wants_generic(id);
+    return db->cache && !plan_indifferent(id) && db->cache->plan_mode != wants_generic(id);
 }
 
 /* The step that gives statement id the plan mode it wants, or NULL when the session has it.

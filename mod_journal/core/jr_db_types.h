@@ -29,6 +29,8 @@ typedef enum {
 /* Writes a PostgreSQL connection holds back at most (jr_db_exec_later): one more sends them. */
 #define JR_DB_HELD_MAX 8
 
+struct jr_waker;
+
 typedef struct jr_db {
     const jr_db_backend_t *be;
     const apr_dbd_driver_t *driver;
@@ -47,6 +49,9 @@ typedef struct jr_db {
     /* What must follow this transaction's COMMIT on this connection (jr_db_after_commit). */
     void (*after_commit)(struct jr_db *db, unsigned marks);
     unsigned commit_marks;
+    /* The process's sender of the workers' wake-ups for this database (jr_jobs.h, jr_waker_t),
+     * set by whoever made the connection; NULL: the committing thread sends them. */
+    struct jr_waker *waker;
     /* What must precede this transaction's COMMIT (jr_db_before_commit), and its baton. */
     apr_status_t (*before_commit)(struct jr_db *db, void *baton);
     void *before_commit_baton;

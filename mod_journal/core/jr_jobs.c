@@ -197,11 +197,12 @@ static volatile apr_uint32_t wake_pending;
 /* Held while this process's NOTIFY runs: one in flight, at most one waiting behind it. */
 static pthread_mutex_t wake_sending = PTHREAD_MUTEX_INITIALIZER;
 
-static void wake_send(jr_db_t *db, apr_uint32_t bits)
+apr_status_t jr_queue_notify(jr_db_t *db, unsigned bits)
 {
     const char *ch[2] = {NULL, NULL};
     apr_pool_t *p;
     jr_rows_t *rows;
+    apr_status_t rv;
     size_t i;
     int n = 0;
     for (i = 0; i < WAKE_CHANNELS; ++i) {
@@ -209,11 +210,14 @@ static void wake_send(jr_db_t *db, apr_uint32_t bits)
             ch[n++] = wake_channels[i];
         }
     }
-    if (n == 0 || apr_pool_create(&p, db->pool) != APR_SUCCESS) {
-        return;
+    if (n == 0) {
+        return APR_SUCCESS;
+    }
+    if ((rv = apr_pool_create(&p, db->pool)) != APR_SUCCESS) {
+        return rv;
     }
     /* Two identical notifications of one transaction are delivered as one. */
-    if (jr_db_select(db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(ch[0], ch[n - 1])) !=
+    if ((rv = jr_db_select(db, p, JR_Q_SIGNAL_NOTIFY, &rows, JR_ARGS(ch[0], ch[n - 1]))) !=
         APR_SUCCESS) {
         JR_LOG(JR12160, 0,
                "the workers could not be told of new jobs on %s%s%s (NOTIFY failed: %s); "
@@ -222,6 +226,7 @@ static void wake_send(jr_db_t *db, apr_uint32_t bits)
                db->last_error ? db->last_error : "unknown error");
     }
     apr_pool_destroy(p);
+    return rv;
 }
 
 /* After a COMMIT that queued work (jr_db_after_commit). Every commit must be followed by a
@@ -229,10 +234,15 @@ static void wake_send(jr_db_t *db, apr_uint32_t bits)
  * So a commit that finds a NOTIFY owed and not yet started adds its channels and leaves: the
  * owner takes the owed channels (and clears them) only once it may send, after this commit.
  * The NOTIFY's transaction takes the lock that orders notifications, like the writers' used
- * to, so it must not be one per commit under load. */
+ * to, so it must not be one per commit under load. A connection with a waker (an httpd child)
+ * hands the channels to it, which sends them from a thread of its own. */
 static void wake_after_commit(jr_db_t *db, unsigned marks)
 {
     apr_uint32_t old;
+    if (db->waker) {
+        db->waker->give(db->waker, marks);
+        return;
+    }
     do {
         old = apr_atomic_read32(&wake_pending);
     } while (apr_atomic_cas32(&wake_pending, old | (apr_uint32_t)marks, old) != old);
@@ -240,7 +250,7 @@ static void wake_after_commit(jr_db_t *db, unsigned marks)
         return;
     }
     pthread_mutex_lock(&wake_sending);
-    wake_send(db, apr_atomic_xchg32(&wake_pending, 0));
+    jr_queue_notify(db, apr_atomic_xchg32(&wake_pending, 0));
     pthread_mutex_unlock(&wake_sending);
 }
 

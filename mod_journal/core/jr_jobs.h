@@ -78,10 +78,24 @@ int jr_jobs_reclaim_dead(jr_ctx_t *ctx, const jr_queue_t *q, const char *host, l
  * transaction, or after its autocommitted write). PostgreSQL: a NOTIFY after the COMMIT, in a
  * transaction of its own, not inside the writer's: a transaction that notifies takes a
  * database-wide lock at commit and holds it until its commit is flushed, so notifying writers
- * would commit one at a time. The concurrent commits of a process share one NOTIFY (docs/
- * worker.md, "Wake-ups"). A process that dies between the COMMIT and the NOTIFY leaves the
- * job to the workers' safety poll. SQLite: nothing, the workers hear every commit. */
+ * would commit one at a time. With db->waker set (an httpd child) the channels go to it once
+ * the COMMIT has succeeded; otherwise the committing thread sends the NOTIFY, and the
+ * concurrent commits of a process share one (docs/worker.md, "Wake-ups"). A process that dies
+ * between the COMMIT and the NOTIFY leaves the job to the workers' safety poll. SQLite:
+ * nothing, the workers hear every commit. */
 void jr_queue_wake(jr_db_t *db, const char *channel);
+
+/* A sender of wake-ups that runs apart from the committing threads (mj_waker.c, one per
+ * database in an httpd child). give() takes the channels of a commit that has ended (bits
+ * for jr_queue_notify) and must send a NOTIFY of them that starts after the call. */
+typedef struct jr_waker {
+    void (*give)(struct jr_waker *w, unsigned channels);
+} jr_waker_t;
+
+/* Sends the NOTIFY of channels (the bits a jr_waker_t is given) on db, in a transaction of its
+ * own that is not flushed before it answers (it carries nothing durable). A failure is logged
+ * (JR12160): the workers' safety poll finds the jobs. */
+apr_status_t jr_queue_notify(jr_db_t *db, unsigned channels);
 
 /* In the caller's transaction: bumps a worker channel's generation (a counter that every
  * client can read) and wakes its workers after the commit (jr_queue_wake). */

@@ -168,7 +168,9 @@
     X(JR12140, DEBUG)                                                                         \
     X(JR12141, DEBUG)                                                                         \
     /* the workers' wake-ups after commit */                                                  \
-    X(JR12160, WARN)
+    X(JR12160, WARN)                                                                          \
+    X(JR12161, WARN)                                                                          \
+    X(JR12162, WARN)
 /* clang-format on */
 
 #endif

@@ -86,3 +86,21 @@ def test_a_write_after_the_list_runs_in_the_default_plans(fresh_server):
                 json={"student_name": uniq("W"), "group_id": group["id"]})
     assert_json(r, 201)
     assert not any("plan_cache_mode" in t for t in round_trips(srv, r))
+
+
+def test_the_workers_notify_runs_in_any_plan_mode(fresh_server):
+    """A child's waker sends the workers' NOTIFY on the requests' pooled connection, between
+    their statements (§7.29). It reads no table, so it never switches the session's mode: no
+    round trip carries it with a plan step, however it falls between the requests."""
+    srv = fresh_server(CONF)
+    group = srv.create_group(srv.create_branch()["id"])
+    key = srv.create_api_key(["read", "write"], 10000)
+    get(srv, key, "/api/v1/entries?limit=50")
+    for i in range(10):
+        assert_json(srv.api("POST", "/api/v1/entries", headers={"X-Api-Key": key},
+                            json={"student_name": uniq("N"), "group_id": group["id"]}), 201)
+        get(srv, key, "/api/v1/entries?limit=50")  # generic plans again, as the NOTIFY runs
+    log = srv.read_error_log()
+    assert log.count("statement signal_notify") >= 1
+    assert not [line for line in log.splitlines()
+                if "JR12141" in line and "signal_notify" in line and "plan_cache_mode" in line]

@@ -18,7 +18,10 @@ OLD_COUNT = "SELECT COUNT(*) FROM events WHERE created_at < '2001'"
 
 class WritesBlocked:
     """Holds the database's write lock from outside the server: SQLite's write queue (<db>-wq),
-    or on PostgreSQL an exclusive lock on the events table in a session of its own."""
+    or on PostgreSQL the lock of the old event's row, which the trim deletes, in a session of
+    its own. Not a lock of the whole table: a child still starting prepares its statements
+    then, and preparing one that names the table would wait for that lock, so a child holding
+    mod_watchdog's singleton could never start its housekeeping."""
 
     def __init__(self, srv):
         self.srv = srv
@@ -34,7 +37,8 @@ class WritesBlocked:
                 [os.path.join(pg_bindir(), "psql"), "-h", "127.0.0.1", "-p", PG_PORT,
                  "-U", "postgres", "-d", self.srv.pg_dbname, "-X", "-q"],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-            self.proc.stdin.write("BEGIN; LOCK TABLE events IN ACCESS EXCLUSIVE MODE;\n")
+            self.proc.stdin.write("BEGIN; SELECT id FROM events WHERE created_at < '2001'"
+                                  " FOR UPDATE;\n")
             self.proc.stdin.flush()
         return self
 
@@ -45,12 +49,10 @@ class WritesBlocked:
             with open("/proc/locks") as f:
                 return any(l.split()[1] == "->" and l.split()[6].endswith(":" + inode)
                            for l in f if len(l.split()) > 6)
-        # The trim itself, not any reader of the table that happens to queue behind the lock:
+        # The trim itself waiting for the row's lock (held by this session's transaction):
         # only a waiting purge proves the housekeeping has started.
-        waiting = psql("SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
-                       " JOIN pg_stat_activity a ON a.pid = l.pid"
-                       " WHERE c.relname = 'events' AND NOT l.granted"
-                       " AND a.query LIKE 'DELETE FROM events%'",
+        waiting = psql("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+                       " AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM events%'",
                        dbname=self.srv.pg_dbname).stdout.strip()
         return waiting != "0"
 

@@ -8,6 +8,7 @@ that queues a job still wakes a LISTENing connection and the real worker, and th
 loses no wake-up under concurrent writers. SQLite's workers hear every commit (inotify); the
 tests that need no NOTIFY run there too."""
 
+import re
 import subprocess
 import threading
 import time
@@ -45,12 +46,27 @@ class Listener:
         self.proc.stdin.write(text)
         self.proc.stdin.flush()
 
-    def received(self):
-        """The channels of the notifications delivered so far (psql prints them after the
-        next command); ends the session."""
-        out, _ = self.proc.communicate("SELECT 'end';\n\\q\n", timeout=30)
-        return [line.split('"')[1] for line in out.splitlines()
-                if line.startswith("Asynchronous notification")]
+    def received(self, count=1, quiet=0.5, timeout=15.0):
+        """The channels of the notifications delivered (psql prints them after each command);
+        ends the session. An httpd child's waker thread sends a commit's NOTIFY after the
+        request has answered: so this waits until count notifications have come, then quiet
+        seconds more for any that should not (count 0: only that), at most timeout."""
+        got, deadline, settled = [], time.monotonic() + timeout, None
+        while time.monotonic() < deadline:
+            self.send("SELECT 'tick';\n")
+            while True:
+                line = self.proc.stdout.readline()
+                if not line or line.strip() == "tick":
+                    break
+                if line.startswith("Asynchronous notification"):
+                    got.append(line.split('"')[1])
+            if len(got) >= count:
+                settled = settled or time.monotonic() + quiet
+                if time.monotonic() >= settled:
+                    break
+            time.sleep(0.02)
+        self.proc.communicate("\\q\n", timeout=30)
+        return got
 
     def close(self):
         if self.proc.poll() is None:
@@ -109,7 +125,7 @@ def test_every_writer_of_a_job_notifies_after_commit(fresh_server, listener):
     for name, action, want in cases:
         li = listener(srv)
         action()
-        got = li.received()
+        got = li.received(count=1 if want else 0)
         if want is None:  # a recheck of a job still open queues nothing new, or one job
             assert got in ([], ["journal_ai"]), (name, got)
         else:
@@ -131,6 +147,26 @@ def test_notification_follows_the_commit(server, listener):
     assert li.received() == ["journal_ai"]
     assert rows(srv, f"SELECT status FROM ai_jobs WHERE entity_type = 'entry'"
                      f" AND entity_id = {e['id']}") == [["pending"]]
+
+
+def test_the_childs_waker_sends_the_notify_not_the_request(fresh_server, listener):
+    """In httpd a commit hands the channels it woke to its child's waker thread (mj_waker.c),
+    which sends the NOTIFY: the request runs none of its own (JR12140 lists the statements of
+    each request by its id; the waker's lines have none), and the notification arrives."""
+    srv = fresh_server("LogLevel warn journal:debug\n")
+    pg_only(srv)
+    g = new_group(srv)
+    key = srv.create_api_key(["read", "write"], 10000)
+    li = listener(srv)
+    r = srv.api("POST", "/api/v1/entries", headers={"X-Api-Key": key},
+                json={"student_name": "W", "group_id": g["id"], "description": "waker"})
+    assert r.status_code == 201, r.text
+    assert li.received() == ["journal_ai"]
+    log = srv.read_error_log()
+    rid = re.escape(r.headers["X-Request-Id"])
+    mine = re.findall(r"\[id " + rid + r"\s*\].*JR12140: statement (\w+)", log)
+    assert "entry_insert" in mine and "signal_notify" not in mine, mine
+    assert re.search(r"\[id -\s*\].*JR12140: statement signal_notify", log), log[-3000:]
 
 
 def test_concurrent_posts_share_notifications_and_lose_none(server, listener):

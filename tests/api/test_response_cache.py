@@ -20,7 +20,7 @@ import harness
 from harness import assert_json, sql_exec, uniq
 from test_read_path import statements
 from worker_support import (  # noqa: F401 (fixtures)
-    fake_llm, get_entry, new_entry, wait_for, wait_status, worker_env)
+    fake_llm, get_entry, new_entry, set_settings, wait_for, wait_status, worker_env)
 
 ONE_CHILD = ("StartServers 1\nServerLimit 1\nMaxRequestWorkers 64\n"
              "LogLevel warn journal:debug\n")
@@ -60,8 +60,15 @@ def kept(srv):
 
 @pytest.fixture
 def one_child(fresh_server):
+    """A server of one child, with the AI checks of new entries off: on PostgreSQL a write that
+    queues a check is followed by the workers' NOTIFY, a transaction of its own that the child's
+    waker sends after the write has answered (§7.29). Its transaction id moves the generation,
+    so the read after it misses, and whether that is the first or the second read after the
+    write would depend on timing. Without jobs the counts below do not."""
     def make(extra=""):
-        return fresh_server(extra_conf=ONE_CHILD + extra)
+        srv = fresh_server(extra_conf=ONE_CHILD + extra)
+        set_settings(srv, entry_ai_enabled="false")
+        return srv
     return make
 
 
