@@ -419,6 +419,7 @@ static const char *acquire_db(request_rec *r, jr_ctx_t *ctx)
     ctx->db = dbd ? jr_db_use(r->pool, dbd->driver, dbd->handle, dbd->pool) : NULL;
     if (ctx->db) {
         ctx->db->waker = mj_waker_of(r->server);
+        ctx->db->genshare = mj_genshare_of(r->server);
     }
     return jr_db_refusal(ctx->db);
 }

@@ -74,9 +74,11 @@ void mj_sse_child_init(apr_pool_t *pchild, server_rec *s);
 void mj_sse_register_hooks(void);
 
 /* mj_waker.c: the thread of a child that sends the workers' wake-ups of its commits
- * (PostgreSQL); mj_waker_of gives a server's (NULL: none, the commits send them) */
+ * (PostgreSQL); mj_waker_of gives a server's (NULL: none, the commits send them), and
+ * mj_genshare_of its database's shared read of the generation (NULL: each read its own) */
 void mj_waker_child_init(apr_pool_t *pchild, server_rec *s);
 struct jr_waker *mj_waker_of(server_rec *s);
+struct jr_genshare *mj_genshare_of(server_rec *s);
 
 /* mj_gate.c: JournalActiveRequests, the requests a child runs at once; the others wait in
  * order, at most MJ_GATE_MAX_WAIT (then APR_TIMEUP). */

@@ -4,7 +4,9 @@
  * and under load the commits of the child share one NOTIFY per WAKE_GAP: sent by the
  * committing thread, there was one per commit (the NOTIFY's own transaction costs the server
  * about what a small write does). The first commit after a quiet WAKE_GAP is sent at once.
- * docs/architecture.md §15 and §7.29. */
+ * docs/architecture.md §15 and §7.29. Each database's waker also holds the child's shared read
+ * of that database's write generation (jr_genshare.h, §7.30): both are one per child and
+ * database. */
 #include <pthread.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 
+#include "jr_genshare.h"
 #include "jr_jobs.h"
 #include "mj_private.h"
 
@@ -32,6 +35,7 @@ typedef struct mj_waker {
     unsigned pending; /* the channels owed, under mu */
     int stop;         /* the child is going: send what is owed and end */
     apr_thread_t *thread;
+    jr_genshare_t *genshare; /* the shared read of the database's generation (jr_genshare.h) */
 } mj_waker_t;
 
 /* The waker of each server (by its server_rec), made at the child's start; read-only after. */
@@ -168,6 +172,7 @@ void mj_waker_child_init(apr_pool_t *pchild, server_rec *main_server)
             if (!(w = start_waker(pchild, s))) {
                 continue;
             }
+            w->genshare = jr_genshare_create(pchild, JR_GENSHARE_HOLD);
             apr_hash_set(by_db, db, APR_HASH_KEY_STRING, w);
         }
         key = apr_palloc(pchild, sizeof(*key));
@@ -180,4 +185,10 @@ jr_waker_t *mj_waker_of(server_rec *s)
 {
     mj_waker_t *w = by_server ? apr_hash_get(by_server, &s, sizeof(s)) : NULL;
     return w ? &w->base : NULL;
+}
+
+jr_genshare_t *mj_genshare_of(server_rec *s)
+{
+    mj_waker_t *w = by_server ? apr_hash_get(by_server, &s, sizeof(s)) : NULL;
+    return w ? w->genshare : NULL;
 }

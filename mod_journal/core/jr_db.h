@@ -151,13 +151,15 @@ apr_status_t jr_db_ping(jr_db_t *db);
  * APR_EAGAIN when it cannot be known now (PostgreSQL: a write transaction is running),
  * APR_ENOTIMPL for a database without a file; another error when it could not be read.
  * carried: a row read earlier in the request that may hold the generation already (PostgreSQL:
- * the key's lookup reads the snapshot with JR_DB_SNAPSHOT_COLUMNS), or NULL. */
+ * the key's lookup reads the snapshot with JR_DB_SNAPSHOT_COLUMNS), or NULL. Without one, on
+ * PostgreSQL with db->genshare, the threads that ask at once share one read (jr_genshare.h). */
 apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
                               apr_uint64_t *gen);
 
-/* 1 when db's generation is read without a statement (SQLite), so that keeping a statement's
- * rows under it saves the statement; 0 where reading it is a round trip of its own
- * (PostgreSQL, without a carried row). */
+/* 1 when db's generation costs less than a statement, so that keeping a statement's rows
+ * under it saves the statement: SQLite reads a counter; PostgreSQL with a sharer
+ * (db->genshare: httpd's children) one read for the requests that ask at once. 0 where each
+ * read is a round trip of its own (PostgreSQL outside httpd, without a carried row). */
 int jr_db_generation_free(const jr_db_t *db);
 
 /* The class of the last failure on db (JR_DB_OK after a success). */

@@ -13,6 +13,7 @@
 
 #include "jr_db.h"
 #include "jr_db_backend.h"
+#include "jr_genshare.h"
 #include "jr_log.h"
 
 /* Parameters are declared as varchar, as apr_dbd's pgsql driver declared them: the catalogue's
@@ -515,17 +516,12 @@ static int pg_schema_version(void *native, apr_pool_t *p, int *version, const ch
  * between. Read-only transactions get no id, so readers do not change it (docs/architecture.md
  * §7.15). A row the request read earlier with JR_DB_SNAPSHOT_COLUMNS (the key's lookup) holds
  * a snapshot taken after the request arrived and before its data: the same guarantee without
- * a round trip of its own. */
-static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
-                                  apr_uint64_t *gen)
+ * a round trip of its own. The generation the snapshot's columns r (JR_DB_SNAPSHOT_COLUMNS)
+ * give. */
+static apr_status_t snapshot_generation(const jr_rows_t *r, apr_uint64_t *gen)
 {
-    jr_rows_t *rows;
-    const char *busy = jr_rows_get(carried, 0, "snap_busy");
-    const char *xmax = jr_rows_get(carried, 0, "snap_gen");
-    if ((!busy || !xmax) &&
-        (jr_db_select(db, p, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS) != APR_SUCCESS ||
-         !(busy = jr_rows_get(rows, 0, "snap_busy")) ||
-         !(xmax = jr_rows_get(rows, 0, "snap_gen")))) {
+    const char *busy = jr_rows_get(r, 0, "snap_busy"), *xmax = jr_rows_get(r, 0, "snap_gen");
+    if (!busy || !xmax) {
         return APR_EGENERAL;
     }
     if (strcmp(busy, "0") != 0) {
@@ -533,6 +529,25 @@ static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *c
     }
     *gen = (apr_uint64_t)apr_strtoi64(xmax, NULL, 10);
     return APR_SUCCESS;
+}
+
+/* The generation read now, with a statement of its own. */
+static apr_status_t pg_snapshot_now(jr_db_t *db, apr_pool_t *p, apr_uint64_t *gen)
+{
+    jr_rows_t *rows;
+    apr_status_t rv = jr_db_select(db, p, JR_Q_RCACHE_SNAPSHOT, &rows, JR_NOARGS);
+    return rv == APR_SUCCESS ? snapshot_generation(rows, gen) : APR_EGENERAL;
+}
+
+static apr_status_t pg_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
+                                  apr_uint64_t *gen)
+{
+    if (jr_rows_get(carried, 0, "snap_busy") && jr_rows_get(carried, 0, "snap_gen")) {
+        return snapshot_generation(carried, gen);
+    }
+    /* The threads of the process that ask at once share one read (jr_genshare.h). */
+    return db->genshare ? jr_genshare_read(db->genshare, db, p, pg_snapshot_now, gen)
+                        : pg_snapshot_now(db, p, gen);
 }
 
 /* SQLSTATE classes: 23 integrity constraints, 40 transaction rollback, 08 connection, 57P

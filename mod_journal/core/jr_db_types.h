@@ -30,6 +30,7 @@ typedef enum {
 #define JR_DB_HELD_MAX 8
 
 struct jr_waker;
+struct jr_genshare;
 
 typedef struct jr_db {
     const jr_db_backend_t *be;
@@ -52,6 +53,9 @@ typedef struct jr_db {
     /* The process's sender of the workers' wake-ups for this database (jr_jobs.h, jr_waker_t),
      * set by whoever made the connection; NULL: the committing thread sends them. */
     struct jr_waker *waker;
+    /* PostgreSQL: the process's shared read of the write generation for this database
+     * (jr_genshare.h), set by whoever made the connection; NULL: each read is its own. */
+    struct jr_genshare *genshare;
     /* What must precede this transaction's COMMIT (jr_db_before_commit), and its baton. */
     apr_status_t (*before_commit)(struct jr_db *db, void *baton);
     void *before_commit_baton;

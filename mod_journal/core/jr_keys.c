@@ -148,9 +148,9 @@ static int is_mutation(const char *method)
     return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
 }
 
-/* The key's lookup, from the response cache's store where the generation is free (SQLite):
- * kept by the statement, the key's hash and the client's address and subject, the arguments
- * its row depends on besides the time. The time does not change a kept row's answer: only
+/* The key's lookup, from the response cache's store where the generation is cheap (SQLite;
+ * PostgreSQL in httpd: jr_db_generation_free): kept by the statement, the key's hash and the
+ * client's address and subject, the arguments its row depends on besides the time. The time does not change a kept row's answer: only
  * rows without a ban are kept (a ban whose end has passed never matches again, and a new ban
  * is a write), and the key's own expiry is compared on every use (jr_key_authenticate). An
  * unknown key's row is not kept: guesses must not push out the keys in use. */

@@ -403,6 +403,27 @@ static jr_rows_t *rows_of(apr_pool_t *p, const jr_rcache_page_t *pg)
     return r;
 }
 
+/* Kept rows that carry a snapshot (JR_DB_SNAPSHOT_COLUMNS: the key's lookup on PostgreSQL)
+ * carry the one of their statement, older than this request. They are served under gen, read
+ * for this request after it arrived and before its data: the generation they carry is gen,
+ * with no write running, which is what the rest of the request may rely on (jr_db_generation's
+ * "carried"), without a read of its own. */
+static void carry_generation(apr_pool_t *p, jr_rows_t *r, apr_uint64_t gen)
+{
+    int c_gen = -1, c_busy = -1, i, j;
+    for (i = 0; i < r->ncols; ++i) {
+        c_gen = strcmp(r->names[i], "snap_gen") ? c_gen : i;
+        c_busy = strcmp(r->names[i], "snap_busy") ? c_busy : i;
+    }
+    if (c_gen < 0 || c_busy < 0) {
+        return; /* SQLite's rows carry none */
+    }
+    for (j = 0; j < r->nrows; ++j) {
+        r->rows[j][c_gen] = apr_psprintf(p, "%" APR_UINT64_T_FMT, gen);
+        r->rows[j][c_busy] = "0";
+    }
+}
+
 int jr_rcache_rows_on(const jr_ctx_t *ctx)
 {
     return ctx->cfg->response_cache == 1 && jr_db_generation_free(ctx->db);
@@ -421,6 +442,7 @@ int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)
         return 0;
     }
     *out = rows_of(ctx->pool, &pg);
+    carry_generation(ctx->pool, *out, rq->gen);
     JR_LOG(JR12003, 0, "response cache: a statement's rows taken from generation %" APR_UINT64_T_FMT,
            rq->gen);
     return 1;

@@ -29,6 +29,7 @@ Suite *suite_config(void);    /* test_config.c: jr_config.h, the directives of j
 Suite *suite_log(void);       /* test_log.c: jr_log.h, tags, levels, file and line */
 Suite *suite_stream(void);    /* test_stream.c: jr_stream.h, stream scope, resumption, messages */
 Suite *suite_wqueue(void);    /* test_wqueue.c: jr_wqueue.h, the SQLite write queue */
+Suite *suite_genshare(void);  /* test_genshare.c: jr_genshare.h, the shared generation read */
 Suite *suite_rcache(void);    /* test_rcache.c: jr_rcache.h, the response cache */
 
 /* A fresh pool per test, for suites that need nothing else:

@@ -72,6 +72,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, suite_ops_records());
     srunner_add_suite(sr, suite_wqueue());
     srunner_add_suite(sr, suite_rcache());
+    srunner_add_suite(sr, suite_genshare());
     if (tap && *tap) {
         srunner_set_tap(sr, tap);
     }
