@@ -19,7 +19,12 @@ import requests
 import harness
 import memtree
 
-ENTRIES = 30000
+# SQLite's pages of the table are read into each pooled connection's page cache, so the data
+# must be larger than those caches for the bound to mean anything. PostgreSQL keeps the rows in
+# its own server: what the httpd tree holds does not grow with the table, while every search
+# that matches all of them ("quiz") costs the server a check of each. 30,000 made this test
+# take two minutes of both cores in make check, slowing every test beside it.
+ENTRIES = 30000 if harness.DB_KIND == "sqlite" else 3000
 REQUESTS = 4000
 # Two children of DBDMax 8: 16 clients at once keep every pooled connection busy. More clients
 # add nothing the bound is about, only writers waiting in the write queue: with 48, make check's
