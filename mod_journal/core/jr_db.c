@@ -681,7 +681,12 @@ apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carri
 
 int jr_db_generation_free(const jr_db_t *db)
 {
-    return db && (db->be->generation_free || db->genshare);
+    return db && db->be->generation_free;
+}
+
+int jr_db_generation_shared(const jr_db_t *db)
+{
+    return db && db->genshare;
 }
 
 apr_status_t jr_db_ping(jr_db_t *db)

@@ -156,11 +156,13 @@ apr_status_t jr_db_ping(jr_db_t *db);
 apr_status_t jr_db_generation(jr_db_t *db, apr_pool_t *p, const jr_rows_t *carried,
                               apr_uint64_t *gen);
 
-/* 1 when db's generation costs less than a statement, so that keeping a statement's rows
- * under it saves the statement: SQLite reads a counter; PostgreSQL with a sharer
- * (db->genshare: httpd's children) one read for the requests that ask at once. 0 where each
- * read is a round trip of its own (PostgreSQL outside httpd, without a carried row). */
+/* 1 when db's generation is read without a statement (SQLite, a counter). */
 int jr_db_generation_free(const jr_db_t *db);
+
+/* 1 when db's generation is read by a statement shared by the requests of the process that ask
+ * at once (PostgreSQL in httpd's children: db->genshare). Without either, each read is a
+ * round trip of its own (PostgreSQL outside httpd, without a carried row). */
+int jr_db_generation_shared(const jr_db_t *db);
 
 /* The class of the last failure on db (JR_DB_OK after a success). */
 jr_db_error_e jr_db_error(const jr_db_t *db);

@@ -162,8 +162,7 @@ static void pg_step_failed(jr_db_t *db, const pg_step_t *s, const PGresult *res)
  * only when the next statement wants the other one, in the same round trip as that statement
  * where it can be. */
 static const jr_stmt_id_t generic_plans[] = {
-    JR_Q_KEY_AUTH, JR_Q_ENTRIES_PAGE_PLAIN, JR_Q_RCACHE_SNAPSHOT, JR_Q_ENTRIES_SEARCH,
-    JR_Q_ENTRIES_BY_IDS,
+    JR_Q_KEY_AUTH, JR_Q_ENTRIES_PAGE_PLAIN, JR_Q_ENTRIES_SEARCH, JR_Q_ENTRIES_BY_IDS,
 };
 
 static int wants_generic(jr_stmt_id_t id)
@@ -179,10 +178,11 @@ static int wants_generic(jr_stmt_id_t id)
 
 /* Statements that read no table have nothing to plan: they run in whichever mode the session
  * is in. The workers' NOTIFY, which a child's waker sends between requests on their pooled
- * connections (§7.29), would otherwise switch the mode back and forth. */
+ * connections (§7.29), and the read of the snapshot, which comes before every request's first
+ * statement (§7.30), would otherwise switch the mode back and forth. */
 static int plan_indifferent(jr_stmt_id_t id)
 {
-    return id == JR_Q_SIGNAL_NOTIFY;
+    return id == JR_Q_SIGNAL_NOTIFY || id == JR_Q_RCACHE_SNAPSHOT;
 }
 
 static int plan_differs(const jr_db_t *db, jr_stmt_id_t id)

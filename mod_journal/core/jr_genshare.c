@@ -1,6 +1,5 @@
 /* A read of the write generation shared by the threads that ask at once (jr_genshare.h). */
 #include <pthread.h>
-#include <stdlib.h>
 
 #include <apr_time.h>
 
@@ -51,7 +50,8 @@ jr_genshare_t *jr_genshare_create(apr_pool_t *p, apr_interval_time_t hold)
  * read only to run its own statements after it (its key's lookup then brings the snapshot, as
  * without a sharer). So does a read that found a new generation while other threads were
  * asking too: under concurrent writes nothing kept under the last one can be served. A thread
- * that asks alone (one client's requests one after another) is never held back by its reads. */
+ * that asks alone (one client's requests one after another) is never held back by a new
+ * generation. */
 static void make_read(jr_genshare_t *g, jr_db_t *db, apr_pool_t *p, jr_genshare_fetch_fn *fetch)
 {
     apr_uint64_t gen = 0;

@@ -149,7 +149,7 @@ static int is_mutation(const char *method)
 }
 
 /* The key's lookup, from the response cache's store where the generation is cheap (SQLite;
- * PostgreSQL in httpd: jr_db_generation_free): kept by the statement, the key's hash and the
+ * PostgreSQL in httpd, for reads: jr_rcache_rows_on): kept by the statement, the key's hash and the
  * client's address and subject, the arguments its row depends on besides the time. The time does not change a kept row's answer: only
  * rows without a ban are kept (a ban whose end has passed never matches again, and a new ban
  * is a write), and the key's own expiry is compared on every use (jr_key_authenticate). An
@@ -162,7 +162,10 @@ static apr_status_t key_lookup(jr_ctx_t *ctx, int settings, const char *key, jr_
     const char *hash = jr_sha256_hex(p, key, strlen(key));
     jr_rcache_req_t rq = {NULL, 0, 0, 0, 0};
     apr_status_t rv;
-    if (jr_rcache_rows_on(ctx)) {
+    /* A request that writes moves the generation itself: no row it kept would be served to
+     * the next one. Where the generation costs a statement, even a shared one (PostgreSQL),
+     * it reads none and runs the lookup, which brings the snapshot (§7.30). */
+    if (jr_rcache_rows_on(ctx) && (jr_db_generation_free(ctx->db) || !is_mutation(ctx->method))) {
         rq.key = apr_psprintf(p, "%pp rows key %d %s %" APR_SIZE_T_FMT ":%s %s",
                               (const void *)ctx->cfg, settings, hash, strlen(ip), ip, subject);
         rq.klen = strlen(rq.key);

@@ -426,7 +426,8 @@ static void carry_generation(apr_pool_t *p, jr_rows_t *r, apr_uint64_t gen)
 
 int jr_rcache_rows_on(const jr_ctx_t *ctx)
 {
-    return ctx->cfg->response_cache == 1 && jr_db_generation_free(ctx->db);
+    return ctx->cfg->response_cache == 1 &&
+           (jr_db_generation_free(ctx->db) || jr_db_generation_shared(ctx->db));
 }
 
 int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)

@@ -71,8 +71,8 @@ void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res);
 
 /* ---- a statement's rows ----------------------------------------------------------------- */
 
-/* Where the generation is cheaper than a statement (jr_db_generation_free: SQLite's counter,
- * PostgreSQL's read shared by the requests that ask at once), the rows of a statement that
+/* Where the generation is cheaper than a statement (jr_db_generation_free: SQLite's counter;
+ * jr_db_generation_shared: PostgreSQL's read shared by the requests that ask at once), the rows of a statement that
  * runs on most requests (the key's lookup) are kept in the same store, under the generation
  * read before them, and a request whose generation is the same takes them from memory instead
  * of running the statement. Kept rows served with a snapshot's columns

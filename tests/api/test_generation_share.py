@@ -12,6 +12,7 @@ import requests
 
 import harness
 from harness import assert_json, uniq
+from test_read_path import statements
 from test_response_cache import ONE_CHILD, _cluster_of_its_own, v1  # noqa: F401
 # (_cluster_of_its_own, a fixture: on PostgreSQL a page is served only while no other test
 # writes to the cluster)
@@ -122,3 +123,22 @@ def test_a_write_answered_by_one_node_shows_at_once_on_another_under_load(fresh_
         stop.set()
         load.join()
     assert log_count(b, "JR12001:") > hits  # the cache answered: its pages were in play
+
+
+@pytest.mark.skipif(not PG, reason="SQLite reads its generation from shared memory")
+def test_a_write_reads_no_generation_for_its_key(fresh_server):
+    """A request that writes moves the generation itself, so a key's row it kept would serve
+    no one after it: it reads no snapshot before its key's lookup, which brings one (§7.30)."""
+    srv = fresh_server(CONF)
+    set_settings(srv, entry_ai_enabled="false")
+    g = srv.create_group(srv.create_branch()["id"])
+    key = make_key(srv)
+    for _ in range(3):  # the key's row for reads is kept
+        assert_json(v1(srv, key, "/api/v1/me"), 200)
+    assert statements(srv, v1(srv, key, "/api/v1/me")) == ["rcache_snapshot"]
+    r = v1(srv, key, "/api/v1/entries", method="POST",
+           json={"student_name": uniq("W"), "group_id": g["id"]})
+    assert_json(r, 201)
+    ran = statements(srv, r)
+    assert "rcache_snapshot" not in ran, ran
+    assert ran[0] == "key_auth_settings", ran  # the lookup a write makes, with its settings
