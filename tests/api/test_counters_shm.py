@@ -7,6 +7,7 @@ import time
 
 import requests
 
+from diagnostics import children_of
 from harness import APACHE, apache_env, assert_error, assert_json, uniq
 
 _ips = itertools.count(1)
@@ -66,9 +67,24 @@ def test_full_rate_table_still_counts(fresh_server):
 
 
 # ---- graceful restarts ----------------------------------------------------------------------
+def httpd_children(srv):
+    """The httpd children of the server's parent (not the worker processes it supervises)."""
+    kids = []
+    for pid in children_of(srv.pid):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "apache2":
+                    kids.append(pid)
+        except OSError:
+            pass  # gone meanwhile
+    return kids
+
+
 def graceful(srv, extra_conf):
-    """Rewrites the extra configuration and restarts httpd gracefully; returns once the new
-    generation serves."""
+    """Rewrites the extra configuration and restarts httpd gracefully; returns once only the
+    new generation serves: an old child that has not yet stopped accepting could answer the
+    next request with the counts of the old region."""
+    old = set(httpd_children(srv))
     ready = len(log_lines(srv, "AH00489"))
     (srv.conf_d / "extra.conf").write_text(extra_conf + "\n")
     subprocess.run([APACHE, "-d", str(srv.root), "-f", str(srv.conf_file), "-k", "graceful"],
@@ -79,7 +95,10 @@ def graceful(srv, extra_conf):
         time.sleep(0.1)
     srv.http.close()
     srv.http = requests.Session()  # new connections: served by the new generation
-    time.sleep(0.5)
+    # The old children end once their connections have (the client's are closed above).
+    while old & set(httpd_children(srv)):
+        assert time.monotonic() < deadline, f"old children {sorted(old)} still run"
+        time.sleep(0.05)
 
 
 def test_graceful_restart_keeps_or_remakes_the_counters(fresh_server):
