@@ -35,9 +35,18 @@ fi
 
 echo "Installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+# Another apt (a timer's upgrade, say) may hold the lock for a while: wait for it, not fail.
+APT="apt-get -o DPkg::Lock::Timeout=300"
+# An install that was stopped half-way (the machine restarted, the command was killed) leaves
+# packages unpacked but not configured, and apt-get then refuses everything until they are.
+if [ -n "$(dpkg --audit 2>/dev/null)" ] || [ -n "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" ]; then
+    echo "Finishing an interrupted package installation (dpkg --configure -a)"
+    dpkg --force-confold --configure -a
+    $APT install -y -qq -f
+fi
+$APT update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+$APT install -y -qq --no-install-recommends $missing
 # Debian starts the distribution's services on install; this project runs its own.
 for svc in apache2 postgresql redis-server; do
     if command -v service >/dev/null 2>&1; then service "$svc" stop >/dev/null 2>&1 || true; fi
