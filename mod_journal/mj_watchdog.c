@@ -22,8 +22,10 @@
 #define WATCHDOG_NAME "mod_journal"
 /* Far longer than any upload takes: every write refreshes a temp file's mtime. */
 #define TMP_MAX_AGE apr_time_from_sec(86400)
-/* Seconds between looks at the backup schedule. */
-#define BACKUP_TICK 60
+/* Seconds between looks at the backup schedule. A look is a pooled connection, one settings
+ * read and a directory listing; often enough that a server started after the day's time takes
+ * its backup within seconds, not a minute later. */
+#define BACKUP_TICK 10
 
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
@@ -140,9 +142,19 @@ static void purge_and_trim(jr_ctx_t *ctx)
     jr_chat_purge(ctx);
 }
 
+/* A backup that failed (a full disk, say) is tried again a minute later, not at every look.
+ * Only the singleton watchdog's thread reads and writes it. */
+#define BACKUP_RETRY apr_time_from_sec(60)
+static apr_time_t backup_retry_at;
+
 static void scheduled_backup(jr_ctx_t *ctx)
 {
-    jr_backup_scheduled(ctx);
+    if (apr_time_now() < backup_retry_at) {
+        return;
+    }
+    if (jr_backup_scheduled(ctx) < 0) {
+        backup_retry_at = apr_time_now() + BACKUP_RETRY;
+    }
 }
 
 static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
@@ -156,7 +168,7 @@ static apr_status_t housekeeping(int state, void *data, apr_pool_t *pool)
     return APR_SUCCESS;
 }
 
-/* Every minute, whether today's backup is due (JournalBackupSchedule). */
+/* Every BACKUP_TICK seconds, whether today's backup is due (JournalBackupSchedule). */
 static apr_status_t backup_tick(int state, void *data, apr_pool_t *pool)
 {
     server_rec *s = data;

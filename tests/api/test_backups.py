@@ -490,8 +490,9 @@ def test_kill_during_restore_changes_nothing(fresh_server):
 
 
 def test_scheduled_backup_keeps_the_newest(fresh_server):
-    """httpd takes the day's backup once its time has passed (00:00: at once, within the
-    minute the schedule is looked at), then keeps JournalBackupKeep archives."""
+    """httpd takes the day's backup once its time has passed (00:00: at once, at the first
+    look at the schedule, ten seconds after the start), then keeps JournalBackupKeep
+    archives."""
     srv = fresh_server("JournalBackupSchedule 00:00\nJournalBackupKeep 2\nLogLevel journal:info",
                        start=False)
     backups = srv.data_dir / "backups"
@@ -503,7 +504,7 @@ def test_scheduled_backup_keeps_the_newest(fresh_server):
         os.utime(backups / name, (yesterday, yesterday))
     srv._chown_tree(srv.data_dir)
     srv.start()
-    deadline = time.time() + 150  # the first look comes a minute after the start
+    deadline = time.time() + 60  # the first look comes ten seconds after the start
     names = []
     while time.time() < deadline:
         names = sorted(p.name for p in backups.glob("journal-*.tar.gz"))
@@ -515,6 +516,24 @@ def test_scheduled_backup_keeps_the_newest(fresh_server):
     assert f"JR10006: scheduled backup {names[1]} written" in log
     assert all(f"JR10008: removed the old backup {n}" in log for n in old[:2])
     assert sql_int(srv, "SELECT COUNT(*) FROM events WHERE type = 'backup.created'") == 1
+
+
+def test_a_failed_scheduled_backup_is_tried_again_a_minute_later(fresh_server):
+    """A scheduled backup that fails logs JR10007 and is not tried again at the next looks,
+    ten seconds apart, but a minute later: a full disk is not hammered."""
+    srv = fresh_server("JournalBackupSchedule 00:00\nLogLevel journal:info", start=False)
+    srv.allowed_log_patterns.append(r"JR10007: the scheduled backup failed")
+    (srv.data_dir / "backups").write_bytes(b"a file where the directory should be")
+    srv._chown_tree(srv.data_dir)
+    srv.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and "JR10007" not in srv.read_error_log():
+        time.sleep(0.5)
+    assert "JR10007: the scheduled backup failed" in srv.read_error_log()
+    time.sleep(25)  # two more looks at the schedule
+    log = srv.read_error_log()
+    assert log.count("JR10007") == 1, log
+    assert "JR10006" not in log
 
 
 def test_large_tables_are_read_in_pages(fresh_server):

@@ -1,6 +1,6 @@
 /* Backups that httpd takes by itself: once a day at JournalBackupSchedule (wall-clock time
  * in the journal's time zone), keeping the newest JournalBackupKeep archives. Called every
- * minute by the glue's singleton watchdog; whether today's backup exists is read from the
+ * ten seconds by the glue's singleton watchdog; whether today's backup exists is read from the
  * backups directory, so a restarted child neither repeats nor skips it. */
 #include <apr_strings.h>
 
