@@ -146,17 +146,16 @@ def _libasan():
 
 def apache_env():
     """Environment for every apache2 invocation (start, stop, -t). Under the sanitizers leak
-    detection is on; httpd's own leaks at exit are suppressed by name (see the file). httpd and
-    APR have no frame pointers: the slow unwinder finds the frames those names are matched
-    against, and 12 frames of context keep its cost near that of the fast one."""
+    detection is on; httpd's own leaks at exit are suppressed by name (see the file). The fast
+    unwinder records allocation stacks: the slow one, on every malloc of httpd, tripled the
+    CPU time of the sanitized runs (docs/testing.md)."""
     env = dict(os.environ)
     if SANITIZE:
         env["LD_PRELOAD"] = _libasan()
         # use_sigaltstack=0: as for the unit tests (scripts/check.sh), GCC 12's libasan reports
         # its own sigaltstack call when a thread the module started ends (the event streams'
         # notifier, at a child's exit) as an overflow in the sanitizer runtime.
-        env["ASAN_OPTIONS"] = ("detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0:"
-                               "malloc_context_size=12:use_sigaltstack=0")
+        env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:use_sigaltstack=0"
         env["LSAN_OPTIONS"] = f"suppressions={LSAN_HTTPD_SUPP}:print_suppressions=0"
         env["UBSAN_OPTIONS"] = "print_stacktrace=1"
     return env
