@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <apr_strings.h>
 
@@ -81,6 +82,12 @@ long long jr_param_id(const jr_ctx_t *ctx, const char *name)
 {
     const char *v = apr_table_get(ctx->params, name);
     return v ? atoll(v) : 0;
+}
+
+int jr_ctx_writes(const jr_ctx_t *ctx)
+{
+    const char *m = ctx->method;
+    return !m || (strcmp(m, "GET") && strcmp(m, "HEAD") && strcmp(m, "OPTIONS"));
 }
 
 int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id)

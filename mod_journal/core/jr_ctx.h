@@ -120,6 +120,10 @@ int jr_reply_raw(jr_result_t *res, int status, const char *body, size_t len);
 /* An integer path parameter (the router guarantees its form). */
 long long jr_param_id(const jr_ctx_t *ctx, const char *name);
 
+/* 1 when ctx's request may change data: any method but GET, HEAD and OPTIONS, and work outside
+ * a request (no method). */
+int jr_ctx_writes(const jr_ctx_t *ctx);
+
 /* 1 when the caller may see records of branch_id. */
 int jr_branch_visible(const jr_ctx_t *ctx, long long branch_id);
 

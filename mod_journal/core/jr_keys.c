@@ -143,17 +143,13 @@ static void rate_headers(jr_ctx_t *ctx, jr_result_t *res, const jr_rate_t *rt)
     apr_table_setn(res->headers, "RateLimit-Reset", apr_itoa(p, rt->reset));
 }
 
-static int is_mutation(const char *method)
-{
-    return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
-}
-
 /* The key's lookup, from the response cache's store where the generation is cheap (SQLite;
- * PostgreSQL in httpd, for reads: jr_rcache_rows_on): kept by the statement, the key's hash and the
- * client's address and subject, the arguments its row depends on besides the time. The time does not change a kept row's answer: only
- * rows without a ban are kept (a ban whose end has passed never matches again, and a new ban
- * is a write), and the key's own expiry is compared on every use (jr_key_authenticate). An
- * unknown key's row is not kept: guesses must not push out the keys in use. */
+ * PostgreSQL in httpd, for reads: jr_rcache_rows_on): kept by the statement, the key's hash
+ * and the client's address and subject, the arguments its row depends on besides the time.
+ * The time does not change a kept row's answer: only rows without a ban are kept (a ban whose
+ * end has passed never matches again, and a new ban is a write), and the key's own expiry is
+ * compared on every use (jr_key_authenticate). An unknown key's row is not kept: guesses must
+ * not push out the keys in use. */
 static apr_status_t key_lookup(jr_ctx_t *ctx, int settings, const char *key, jr_rows_t **r)
 {
     apr_pool_t *p = ctx->pool;
@@ -162,10 +158,7 @@ static apr_status_t key_lookup(jr_ctx_t *ctx, int settings, const char *key, jr_
     const char *hash = jr_sha256_hex(p, key, strlen(key));
     jr_rcache_req_t rq = {NULL, 0, 0, 0, 0};
     apr_status_t rv;
-    /* A request that writes moves the generation itself: no row it kept would be served to
-     * the next one. Where the generation costs a statement, even a shared one (PostgreSQL),
-     * it reads none and runs the lookup, which brings the snapshot (§7.30). */
-    if (jr_rcache_rows_on(ctx) && (jr_db_generation_free(ctx->db) || !is_mutation(ctx->method))) {
+    if (jr_rcache_rows_on(ctx)) {
         rq.key = apr_psprintf(p, "%pp rows key %d %s %" APR_SIZE_T_FMT ":%s %s",
                               (const void *)ctx->cfg, settings, hash, strlen(ip), ip, subject);
         rq.klen = strlen(rq.key);
@@ -266,7 +259,7 @@ int jr_key_rate_limit(jr_ctx_t *ctx, jr_result_t *res)
 int jr_key_scope(jr_ctx_t *ctx, int write, jr_result_t *res)
 {
     if (write == -1) {
-        write = is_mutation(ctx->method);
+        write = jr_ctx_writes(ctx);
     }
     if (write ? !ctx->who.can_write : !ctx->who.can_read) {
         jr_fail(res, ctx->pool, 403, "this API key lacks the '%s' scope", write ? "write" : "read");

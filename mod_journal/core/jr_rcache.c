@@ -426,8 +426,12 @@ static void carry_generation(apr_pool_t *p, jr_rows_t *r, apr_uint64_t gen)
 
 int jr_rcache_rows_on(const jr_ctx_t *ctx)
 {
+    /* A request that writes moves the generation itself, so no row it kept would serve the
+     * next one: where the generation costs a statement, even a shared one, it reads none and
+     * runs its statements, the first of which brings the snapshot (§7.30). */
     return ctx->cfg->response_cache == 1 &&
-           (jr_db_generation_free(ctx->db) || jr_db_generation_shared(ctx->db));
+           (jr_db_generation_free(ctx->db) ||
+            (jr_db_generation_shared(ctx->db) && !jr_ctx_writes(ctx)));
 }
 
 int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out)

@@ -72,21 +72,22 @@ void jr_rcache_keep(jr_ctx_t *ctx, const jr_rcache_req_t *rq, jr_result_t *res);
 /* ---- a statement's rows ----------------------------------------------------------------- */
 
 /* Where the generation is cheaper than a statement (jr_db_generation_free: SQLite's counter;
- * jr_db_generation_shared: PostgreSQL's read shared by the requests that ask at once), the rows of a statement that
- * runs on most requests (the key's lookup) are kept in the same store, under the generation
- * read before them, and a request whose generation is the same takes them from memory instead
- * of running the statement. Kept rows served with a snapshot's columns
- * (JR_DB_SNAPSHOT_COLUMNS) carry the generation they are served under. rq->key and rq->klen are the caller's: the
- * statement and every argument its rows depend on (the caller also decides which rows may be
- * kept: jr_keys.c keeps no row whose answer could change with the time alone). Not used with
- * JournalResponseCache Off.
+ * jr_db_generation_shared: PostgreSQL's read shared by the requests that ask at once, for a
+ * request that only reads), the rows of a statement that runs on most requests (the key's
+ * lookup) are kept in the same store, under the generation read before them, and a request
+ * whose generation is the same takes them from memory instead of running the statement. Kept
+ * rows served with a snapshot's columns (JR_DB_SNAPSHOT_COLUMNS) carry the generation they are
+ * served under. rq->key and rq->klen are the caller's: the statement and every argument its
+ * rows depend on (the caller also decides which rows may be kept: jr_keys.c keeps no row whose
+ * answer could change with the time alone). Not used with JournalResponseCache Off.
  *
  * Before the statement: 1 with the kept rows in *out (in ctx->pool); 0 otherwise, with
  * rq->keep set when rows read now may be kept (rq->gen is then the generation read before). */
 int jr_rcache_rows_serve(jr_ctx_t *ctx, jr_rcache_req_t *rq, jr_rows_t **out);
 
-/* 1 when rows may be kept for ctx's request (the cache On, a cheap generation): a caller that
- * gets 0 builds no key and calls neither function. */
+/* 1 when rows may be kept for ctx's request (the cache On, a cheap generation: SQLite's, or
+ * PostgreSQL's shared read for a request that only reads): a caller that gets 0 builds no key
+ * and calls neither function. */
 int jr_rcache_rows_on(const jr_ctx_t *ctx);
 
 /* After the statement, for a 0 of jr_rcache_rows_serve: keeps a copy of r under rq->gen. */

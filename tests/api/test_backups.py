@@ -519,8 +519,9 @@ def test_scheduled_backup_keeps_the_newest(fresh_server):
 
 
 def test_a_failed_scheduled_backup_is_tried_again_a_minute_later(fresh_server):
-    """A scheduled backup that fails logs JR10007 and is not tried again at the next looks,
-    ten seconds apart, but a minute later: a full disk is not hammered."""
+    """A scheduled backup that fails logs JR10007 and is not tried again at the next look at
+    the schedule, ten seconds later (only after a minute, which the test does not wait for): a
+    full disk is not hammered."""
     srv = fresh_server("JournalBackupSchedule 00:00\nLogLevel journal:info", start=False)
     srv.allowed_log_patterns.append(r"JR10007: the scheduled backup failed")
     (srv.data_dir / "backups").write_bytes(b"a file where the directory should be")
