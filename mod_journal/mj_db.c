@@ -144,6 +144,7 @@ static void preconfigure_sqlite(apr_pool_t *pconf, server_rec *s, const char *pa
 {
     apr_status_t rv = jr_db_sqlite_preconfigure(pconf, path);
     jr_db_sqlite_cache_size(mj_conf(s)->sqlite_cache);
+    jr_db_sqlite_busy_timeout(mj_conf(s)->sqlite_busy_timeout);
     if (rv != APR_SUCCESS) {
         MJ_LOG(JR00070, s, rv,
                "cannot set up SQLite connections to %s as they open; other "

@@ -17,13 +17,13 @@ started=$(date +%s)
 
 # Fewer tests than this in a step means the run was narrowed or tests went missing: the step
 # fails. Raise a floor when tests are added; never lower one to make a change pass.
-MIN_UNIT=364
-MIN_API_SQLITE=1119
-MIN_API_PGSQL=1122
+MIN_UNIT=366
+MIN_API_SQLITE=1124
+MIN_API_PGSQL=1125
 # Under the sanitizers three tests fewer run: test_memory's RSS bound and test_malloc_arenas are
 # about glibc's malloc, which AddressSanitizer replaces.
-MIN_API_SQLITE_SANITIZED=1116
-MIN_API_PGSQL_SANITIZED=1119
+MIN_API_SQLITE_SANITIZED=1121
+MIN_API_PGSQL_SANITIZED=1122
 MIN_GUIDE_EXAMPLES=44
 
 # Whatever the caller's environment says, make check runs everything: Check's selection

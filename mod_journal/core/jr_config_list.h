@@ -147,6 +147,9 @@ X(response_cache_size, long long, "JournalResponseCacheSize", SIZE, MAIN, JR_KIB
 X(sqlite_cache, long long, "JournalSQLiteCacheSize", SIZE, MAIN, JR_KIB(64), JR_GIB(1),            \
   JR_KIB(512), "a size from 64K to 1G (bytes, or a number with K, M or G)",                        \
   "SQLite page cache of each pooled database connection (DBDMax per httpd child)")              \
+X(sqlite_busy_timeout, int, "JournalSQLiteBusyTimeout", INT, MAIN, 100, 600000, 5000,            \
+  "an integer from 100 to 600000 (milliseconds)",                                                  \
+  "Longest wait of an SQLite write for its turn (the write queue, SQLite's busy timeout), in ms")  \
 X(malloc_arenas, int, "JournalMallocArenas", INT, MAIN, 0, 64, 2,                                  \
   "an integer from 0 to 64 (0 leaves malloc's default)",                                           \
   "glibc malloc arenas of each httpd child (M_ARENA_MAX); MALLOC_ARENA_MAX in the environment wins")\

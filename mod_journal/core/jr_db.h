@@ -64,6 +64,9 @@ apr_status_t jr_db_sqlite_preconfigure(apr_pool_t *pconf, const char *path);
 /* The page cache of each SQLite connection set up from now on in this process
  * (JournalSQLiteCacheSize); 0 leaves SQLite's default. Called before any child starts. */
 void jr_db_sqlite_cache_size(long long bytes);
+/* How long a writer waits for SQLite's write queue, and SQLite's busy timeout, in milliseconds
+ * (JournalSQLiteBusyTimeout; 5000 unless set). Called before any child starts. */
+void jr_db_sqlite_busy_timeout(int ms);
 
 /* SQLite, in a child of httpd (once, before its threads write): the write transactions of the
  * process run on one connection of its own per database file, opened on first use and closed

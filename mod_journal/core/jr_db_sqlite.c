@@ -16,8 +16,6 @@
 #include "jr_log.h"
 #include "jr_wqueue.h"
 
-#define JR_SQLITE_BUSY_MS "2000"
-
 static void sq_global_init(void)
 {
     /* Each fails harmlessly (SQLITE_MISUSE) when SQLite was initialised already. Without
@@ -47,6 +45,17 @@ static int sq_foreign_keys(sqlite3 *conn)
     return on;
 }
 
+/* How long a writer waits for the write queue, and SQLite's busy timeout
+ * (JournalSQLiteBusyTimeout; this default in journal-admin and journal-worker). Set by httpd's
+ * parent while it reads its configuration, before any child starts. */
+#define JR_SQLITE_BUSY_DEFAULT_MS 5000
+static int sqlite_busy_ms = JR_SQLITE_BUSY_DEFAULT_MS;
+
+void jr_db_sqlite_busy_timeout(int ms)
+{
+    sqlite_busy_ms = ms > 0 ? ms : JR_SQLITE_BUSY_DEFAULT_MS;
+}
+
 /* KiB of page cache per connection (JournalSQLiteCacheSize); 0: SQLite's default (2000 KiB),
  * for journal-admin and journal-worker. Set by httpd's parent while it reads its
  * configuration, before any child starts. */
@@ -66,17 +75,34 @@ void jr_db_sqlite_cache_size(long long bytes)
 /* The connection whose last commit left a checkpoint due, in the thread that committed. */
 static _Thread_local sqlite3 *checkpoint_due;
 
-/* A passive checkpoint: it copies what no reader still needs and waits for nobody. Busy when
- * another connection checkpoints already (SQLite never waits for that lock), which is enough
- * outside the queue; inside it (wait_ms), the other one is waited for, briefly, since only a
- * checkpoint inside the queue lets the WAL start over. */
-static void sq_checkpoint(sqlite3 *conn, const char *schema, int wait_ms)
+/* Inside the queue: how long a checkpoint waits for another connection's to end, and how long
+ * a restart waits at each of its locks for the readers of older frames (SQLite's busy timeout,
+ * which starts over at each lock: it takes one per reader slot). */
+#define JR_SQLITE_CHECKPOINTER_WAIT_MS 100
+#define JR_SQLITE_READERS_WAIT_MS 20
+
+/* Outside the queue, a passive checkpoint: it copies what no reader still needs and waits for
+ * nobody. Busy when another connection checkpoints already (SQLite never waits for that lock),
+ * which is enough there. Inside it, a restart: it waits for the readers of older frames to end
+ * (readers that begin meanwhile need no frame once all are copied), copies every frame, and
+ * the next writer starts the WAL over; a passive one lets it start over only when no reader
+ * happens to be at work, which under a steady load is never. A restart that cannot wait long
+ * enough copies what it can, as a passive one. */
+static void sq_checkpoint(sqlite3 *conn, const char *schema, int inside)
 {
-    int rc;
-    while ((rc = sqlite3_wal_checkpoint_v2(conn, schema, SQLITE_CHECKPOINT_PASSIVE, NULL,
-                                           NULL)) == SQLITE_BUSY &&
-           wait_ms-- > 0) {
+    int rc, frames = -1, waited = 0;
+    if (inside) {
+        sqlite3_busy_timeout(conn, JR_SQLITE_READERS_WAIT_MS);
+    }
+    /* frames stays -1 when the checkpoint did not run: another one holds the lock. */
+    while ((rc = sqlite3_wal_checkpoint_v2(
+                conn, schema, inside ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE,
+                &frames, NULL)) == SQLITE_BUSY &&
+           frames < 0 && inside && waited++ < JR_SQLITE_CHECKPOINTER_WAIT_MS) {
         sqlite3_sleep(1);
+    }
+    if (inside) {
+        sqlite3_busy_timeout(conn, sqlite_busy_ms);
     }
     if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
         JR_LOG(JR12120, 0, "WAL checkpoint of %s failed: %s", sqlite3_db_filename(conn, schema),
@@ -92,21 +118,35 @@ static void sq_checkpoint(sqlite3 *conn, const char *schema, int wait_ms)
  * But the WAL starts over from its beginning only when a writer begins with every frame
  * copied, and a checkpoint outside the queue is always overtaken by the next writer's frames:
  * under a steady stream of writes the WAL would grow without end (measured: 1.2 GB in 8 s).
- * So a commit that finds it at twice the threshold checkpoints inside the queue, as SQLite
- * would: the checkpoints outside have copied all but the last few transactions' frames, and
- * with no writer behind it this one copies everything, so the next writer starts the WAL over
- * (unless a reader still needs old frames, as with SQLite's own). */
+ * So a commit that finds it at twice the threshold checkpoints inside the queue: the
+ * checkpoints outside have copied all but the last few transactions' frames, and with no
+ * writer behind it this one copies the rest.
+ *
+ * A passive one there let the WAL start over only in a moment without readers: under a
+ * steady mixed load there was none, every commit checkpointed inside the queue (syncing both
+ * files while every writer waited), and the WAL still grew without end (140 MB in the 10 s of
+ * test_memory.py). A restart waits for the readers of older frames instead, briefly (about a
+ * list's time under load); one that could not wait long enough is tried again once the WAL
+ * has grown by a quarter of the threshold (docs/architecture.md §7.20). */
 static int sq_wal_hook(void *arg, sqlite3 *conn, const char *schema, int frames)
 {
     /* A checkpoint outside the queue per quarter of the threshold, not per commit: each one
      * syncs both files, however few frames it copies. */
     static int last_quarter;
-    int quarter = frames / (JR_SQLITE_CHECKPOINT_FRAMES / 4);
+    /* The WAL's frames at the last checkpoint inside the queue; 0 since it started over. */
+    static int inside_at;
+    int quarter = frames / (JR_SQLITE_CHECKPOINT_FRAMES / 4), at;
     (void)arg;
-    if (frames >= 2 * JR_SQLITE_CHECKPOINT_FRAMES) {
-        sq_checkpoint(conn, schema, 100);
-    } else if (frames >= JR_SQLITE_CHECKPOINT_FRAMES && strcmp(schema, "main") == 0 &&
-               __atomic_exchange_n(&last_quarter, quarter, __ATOMIC_RELAXED) != quarter) {
+    if (frames < 2 * JR_SQLITE_CHECKPOINT_FRAMES) {
+        __atomic_store_n(&inside_at, 0, __ATOMIC_RELAXED);
+    } else if (!(at = __atomic_load_n(&inside_at, __ATOMIC_RELAXED)) ||
+               frames >= at + JR_SQLITE_CHECKPOINT_FRAMES / 4) {
+        __atomic_store_n(&inside_at, frames, __ATOMIC_RELAXED);
+        sq_checkpoint(conn, schema, 1);
+        return SQLITE_OK;
+    }
+    if (frames >= JR_SQLITE_CHECKPOINT_FRAMES && strcmp(schema, "main") == 0 &&
+        __atomic_exchange_n(&last_quarter, quarter, __ATOMIC_RELAXED) != quarter) {
         checkpoint_due = conn;
     }
     return SQLITE_OK;
@@ -161,17 +201,19 @@ static apr_status_t sq_setup(void *native)
     sqlite3 *conn = native;
     char *msg = NULL;
     char sql[160];
-    /* A moderate busy_timeout covers writers in other threads and processes. Every pooled
-     * connection of every child keeps a page cache of its own: its size bounds what the
-     * connections of a child hold together (docs/operations.md, "Memory"). */
-    static const char base[] = "PRAGMA busy_timeout = " JR_SQLITE_BUSY_MS ";"
-                               "PRAGMA synchronous = NORMAL;";
     int rc;
+    /* The busy timeout covers writers in other threads and processes. Every pooled connection
+     * of every child keeps a page cache of its own: its size bounds what the connections of a
+     * child hold together (docs/operations.md, "Memory"). Numbers of our own configuration,
+     * no text from outside. */
     if (sqlite_cache_kib) {
-        apr_snprintf(sql, sizeof(sql), "%sPRAGMA cache_size = -%" APR_INT64_T_FMT ";", base,
-                     (apr_int64_t)sqlite_cache_kib);
+        apr_snprintf(sql, sizeof(sql),
+                     "PRAGMA busy_timeout = %d; PRAGMA synchronous = NORMAL;"
+                     "PRAGMA cache_size = -%" APR_INT64_T_FMT ";",
+                     sqlite_busy_ms, (apr_int64_t)sqlite_cache_kib);
     } else {
-        apr_cpystrn(sql, base, sizeof(sql));
+        apr_snprintf(sql, sizeof(sql),
+                     "PRAGMA busy_timeout = %d; PRAGMA synchronous = NORMAL;", sqlite_busy_ms);
     }
     rc = sqlite3_exec(conn, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK || !sq_foreign_keys(conn)) {
@@ -221,7 +263,7 @@ static int sqlite_on_open(sqlite3 *conn, char **err, const sqlite3_api_routines 
          * before any hook of ours: without a busy timeout from the start, a connection opened
          * while another process checkpoints the WAL (the last connection closing, DBDKeep 0)
          * failed its preparation at once with "database is locked" (AH00632). */
-        sqlite3_busy_timeout(conn, atoi(JR_SQLITE_BUSY_MS));
+        sqlite3_busy_timeout(conn, sqlite_busy_ms);
     }
     return SQLITE_OK;
 }
@@ -654,7 +696,7 @@ static sqlite3 *sq_index_backlog(jr_db_t *db, jr_wqueue_t *q)
     int more = 0;
     jr_db_t *w;
     sqlite3 *conn;
-    if (jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS)) != APR_SUCCESS) {
+    if (jr_wqueue_enter(q, sqlite_busy_ms) != APR_SUCCESS) {
         return NULL;
     }
     w = writer_of(db, q);
@@ -681,10 +723,11 @@ static apr_status_t sq_write_enter(jr_db_t *db)
 {
     jr_wqueue_t *q = NULL;
     apr_status_t rv;
+    char why[64];
     if (db->wq || (rv = queue_of(db, &q)) == APR_ENOTIMPL) {
         return APR_SUCCESS;
     }
-    if (rv == APR_SUCCESS && (rv = jr_wqueue_enter(q, atoi(JR_SQLITE_BUSY_MS))) == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && (rv = jr_wqueue_enter(q, sqlite_busy_ms)) == APR_SUCCESS) {
         jr_db_t *w = writer_of(db, q);
         db->wq = q;
         if (w) {
@@ -696,9 +739,9 @@ static apr_status_t sq_write_enter(jr_db_t *db)
         return APR_SUCCESS;
     }
     db->native_code = rv == APR_TIMEUP || rv == APR_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+    apr_snprintf(why, sizeof(why), "the write queue did not move within %d ms", sqlite_busy_ms);
     jr_db_failed(db, 0, "BEGIN IMMEDIATE",
-                 rv == APR_TIMEUP  ? "the write queue did not move within " JR_SQLITE_BUSY_MS
-                                     " ms"
+                 rv == APR_TIMEUP  ? why
                  : rv == APR_EBUSY ? "this thread holds the write queue through another "
                                      "connection"
                                    : "the write queue's lock file could not be locked");

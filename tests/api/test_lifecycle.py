@@ -83,6 +83,8 @@ def test_migrations_are_idempotent(fresh_server):
     ("JournalLoginThrottleMaxBackoff 2h", "JournalLoginThrottleMaxBackoff"),
     ("JournalCounterSlots 63", "JournalCounterSlots"),
     ("JournalCounterSlots 2000000", "JournalCounterSlots"),
+    ("JournalSQLiteBusyTimeout 99", "JournalSQLiteBusyTimeout"),
+    ("JournalSQLiteBusyTimeout 5s", "JournalSQLiteBusyTimeout"),
 ])
 def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     srv = fresh_server(line, start=False)
@@ -104,6 +106,7 @@ def test_invalid_directive_fails_config_test(fresh_server, line, directive):
     "JournalLoginThrottleWindow 1d",
     "JournalLoginThrottleMaxBackoff 1h",
     "JournalCounterSlots 100000",
+    "JournalSQLiteBusyTimeout 600000",
 ])
 def test_valid_directive_passes_config_test(fresh_server, line):
     srv = fresh_server(line, start=False)

@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from harness import DB_KIND, assert_json, uniq
+from harness import DB_KIND, assert_json, sql_int, uniq
 
 pytestmark = pytest.mark.skipif(DB_KIND != "sqlite", reason="the write queue is SQLite's")
 
@@ -111,7 +111,8 @@ def test_writers_wait_for_the_lock_file_and_readers_do_not(server, writer):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         ts, results = start_writers(writer, 2)
-        # Well within the in-process wait (2 s) of a second writer of the same child.
+        # Well within the in-process wait (JournalSQLiteBusyTimeout, 5 s) of a second writer
+        # of the same child.
         time.sleep(0.8)
         assert results == [], f"writes went past the held queue: {results}"
         r = requests.get(f"{server.base_url}/api/v1/entries/0", timeout=10,
@@ -146,3 +147,51 @@ def test_a_killed_holder_frees_the_writers(server, writer):
     ts[0].join(30)
     assert [s for s, _ in results] == [201], results
     assert not is_held(lock_path(server))
+
+
+def hold_queue_while_writing(server, writer, n, seconds):
+    """Holds the lock file for `seconds` while n writers start; answers their (status, body).
+    n exceeds the test profile's two children: in one of them a writer waits for its turn
+    behind the one that waits for the file (JournalSQLiteBusyTimeout bounds that turn's wait;
+    the file's own wait is the kernel's)."""
+    path = lock_path(server)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        ts, results = start_writers(writer, n)
+        time.sleep(seconds)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    for t in ts:
+        t.join(60)
+    return results
+
+
+def test_writers_wait_out_a_held_queue_of_three_seconds(server, writer):
+    """Past SQLite's wait of 2 s that writers had before: a stall of the disk or a busy
+    machine holds the queue for seconds, and the writers behind it are answered, not
+    refused."""
+    assert writer(0)[0] == 201
+    results = hold_queue_while_writing(server, writer, 4, 3.0)
+    assert [s for s, _ in results] == [201] * 4, results
+
+
+def test_the_busy_timeout_bounds_the_wait_and_the_refused_write_changes_nothing(fresh_server):
+    server = fresh_server("JournalSQLiteBusyTimeout 1000")
+    server.allowed_log_patterns += [
+        r"\[journal:error\] .*JR01006: BEGIN IMMEDIATE failed: the write queue did not move "
+        r"within 1000 ms"]
+    writer = make_writer(server)
+    assert writer(0)[0] == 201
+    results = hold_queue_while_writing(server, writer, 4, 2.5)
+    statuses = sorted(s for s, _ in results)
+    assert 503 in statuses and set(statuses) <= {201, 503}, results
+    for status, body in results:
+        if status == 503:
+            assert "busy" in body["error"], body
+    log = server.read_error_log()
+    assert "the write queue did not move within 1000 ms" in log, log[-2000:]
+    # Only the writes that were answered 201 are there.
+    assert sql_int(server, "SELECT COUNT(*) FROM entries WHERE student_name LIKE '%s %%'"
+                   % writer.tag) == 1 + statuses.count(201)

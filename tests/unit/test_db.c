@@ -57,7 +57,7 @@ START_TEST(connection_settings)
     ck_assert_int_eq(dbt_db->dialect, JR_DB_SQLITE);
     ck_assert_int_eq(dbt_db->in_tx, 0);
     ck_assert_int_eq(dbt_sql_int("PRAGMA foreign_keys"), 1);
-    ck_assert_int_eq(dbt_sql_int("PRAGMA busy_timeout"), 2000);
+    ck_assert_int_eq(dbt_sql_int("PRAGMA busy_timeout"), 5000); /* the default */
     ck_assert_int_eq(dbt_sql_int("PRAGMA synchronous"), 1); /* NORMAL */
     ck_assert_int_eq(jr_db_ping(dbt_db), APR_SUCCESS);
 }

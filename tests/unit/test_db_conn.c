@@ -154,8 +154,27 @@ START_TEST(preconfigured_connection_waits_for_locks_from_the_start)
     dbt_open_ready();
     ck_assert_int_eq(jr_db_sqlite_preconfigure(dbt_pool, dbt_path), APR_SUCCESS);
     ck_assert_int_eq(sqlite3_open(dbt_path, &conn), SQLITE_OK);
-    ck_assert_int_eq(busy_timeout_of(conn), 2000);
+    ck_assert_int_eq(busy_timeout_of(conn), 5000);
     sqlite3_close(conn);
+}
+END_TEST
+
+/* JournalSQLiteBusyTimeout: SQLite's busy timeout of the connections set up afterwards, and of
+ * those that open already set up (the preconfigured file). */
+START_TEST(busy_timeout_is_set_on_new_connections)
+{
+    sqlite3 *conn = NULL;
+    jr_db_sqlite_busy_timeout(750);
+    dbt_open();
+    ck_assert_int_eq(dbt_sql_int("PRAGMA busy_timeout"), 750);
+    ck_assert_int_eq(jr_db_sqlite_preconfigure(dbt_pool, dbt_path), APR_SUCCESS);
+    ck_assert_int_eq(sqlite3_open(dbt_path, &conn), SQLITE_OK);
+    ck_assert_int_eq(busy_timeout_of(conn), 750);
+    sqlite3_close(conn);
+    jr_db_sqlite_busy_timeout(0); /* back to the default */
+    jr_db_close(dbt_db);
+    dbt_open();
+    ck_assert_int_eq(dbt_sql_int("PRAGMA busy_timeout"), 5000);
 }
 END_TEST
 
@@ -457,6 +476,7 @@ END_TEST
 
 void db_conn_tests(TCase *tc)
 {
+    tcase_add_test(tc, busy_timeout_is_set_on_new_connections);
     tcase_add_test(tc, own_statements_apart_from_other_modules);
     tcase_add_test(tc, connection_keeps_only_statements_it_ran);
     tcase_add_test(tc, statement_prepared_on_use_can_fail);
