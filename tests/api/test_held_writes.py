@@ -18,7 +18,7 @@ PG = harness.DB_KIND == "pgsql"
 # What a new entry runs, in order. On PostgreSQL the key's statement brings the settings for a
 # route that writes; SQLite reads them in-process.
 SETTINGS = [] if PG else ["settings_all"]
-CREATE = (["key_auth_settings", "group_scope", "student_match"] + SETTINGS +
+CREATE = (["key_auth_settings", "group_scope"] + SETTINGS +
           ["entry_insert", "notif_insert", "ai_job_open", "audit_insert", "event_insert_3"])
 
 

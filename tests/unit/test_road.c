@@ -160,8 +160,9 @@ START_TEST(a_write_to_a_record_removed_meanwhile_is_a_conflict)
     jr_result_init(&res, fx_pool);
     /* The group as the op saw it, and a module that has gone since. */
     ck_assert_int_ne(jr_db_select(fx_db, fx_pool, JR_Q_ENTRY_INSERT, &rows,
-                                  JR_ARGS("Late", NULL, jr_i64(fx_pool, g), jr_i64(fx_pool, b),
-                                          "", "999999", NULL, now, now, NULL, NULL)),
+                                  JR_ARGS("Late", jr_i64(fx_pool, g), "late",
+                                          jr_i64(fx_pool, g), jr_i64(fx_pool, b), "", "999999",
+                                          NULL, now, now, NULL, NULL)),
                      APR_SUCCESS);
     ck_assert_int_eq(jr_db_error(fx_db), JR_DB_E_FOREIGN_KEY);
     ck_assert_int_eq(jr_err_write(&fx_ctx, &res, "taken"), 409);

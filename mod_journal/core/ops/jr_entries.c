@@ -357,13 +357,12 @@ static apr_status_t queue_check(jr_ctx_t *ctx, long long id, long long branch)
 /* The validated values of a create or update: every check against the database. */
 typedef struct {
     const char *student_name;
-    long long student_id, group_id, branch_id, module_id;
+    long long group_id, branch_id, module_id;
     const char *description;
 } entry_input_t;
 
 static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long long old_group)
 {
-    apr_pool_t *p = ctx->pool;
     jr_rows_t *rows;
     /* An entry keeps its group even while that group is in the trash; a new group must be
      * live and visible. */
@@ -376,13 +375,6 @@ static int check_entry(jr_ctx_t *ctx, jr_result_t *res, entry_input_t *e, long l
     if (e->module_id && jr_module_load(ctx, res, e->module_id, JR_LOAD_REF, NULL) != 0) {
         return -1;
     }
-    if (jr_db_select(ctx->db, p, JR_Q_STUDENT_MATCH, &rows,
-                     JR_ARGS(jr_i64(p, e->group_id), jr_student_key(p, e->student_name))) !=
-        APR_SUCCESS) {
-        jr_err_db(ctx, res);
-        return -1;
-    }
-    e->student_id = rows->nrows ? jr_rows_int(rows, 0, "id", 0) : 0;
     return 0;
 }
 
@@ -412,7 +404,8 @@ int jr_op_entries_create(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
      * and its WAL) in the transaction, and the settings are read before it begins. */
     checks = checks_on(ctx);
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_INSERT, &rows,
-                     JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
+                     JR_ARGS(e.student_name, jr_i64(p, e.group_id),
+                             jr_student_key(p, e.student_name), jr_i64(p, e.group_id),
                              jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
                              checks ? "pending" : NULL, now, now, jr_opt_i64(p, ctx->who.user_id),
                              jr_opt_i64(p, ctx->who.key_id))) != APR_SUCCESS ||
@@ -455,7 +448,8 @@ int jr_op_entries_update(jr_ctx_t *ctx, const json_t *in, jr_result_t *res)
     check = strcmp(e.description, jr_rows_get(rows, 0, "description")) != 0 && checks_on(ctx);
     status = check ? "pending" : jr_rows_get(rows, 0, "ai_status");
     if (jr_db_select(ctx->db, p, JR_Q_ENTRY_UPDATE, &rows,
-                     JR_ARGS(e.student_name, jr_opt_i64(p, e.student_id), jr_i64(p, e.group_id),
+                     JR_ARGS(e.student_name, jr_i64(p, e.group_id),
+                             jr_student_key(p, e.student_name), jr_i64(p, e.group_id),
                              jr_i64(p, e.branch_id), e.description, jr_opt_i64(p, e.module_id),
                              status, jr_now_iso(p), jr_i64(p, id))) != APR_SUCCESS) {
         return jr_err_write(ctx, res, NULL);

@@ -73,8 +73,13 @@
 #define ENTRY_TOTAL_PLAIN(SCOPE)                                                                   \
     "(SELECT COALESCE(SUM(live), 0) FROM entry_counts WHERE " SCOPE("branch_id") ") AS total"
 
+/* The entry's student, found in the write itself (no round trip of its own before it): the
+ * first student of the entry's group whose name key is the entry's, or none. */
+#define ENTRY_STUDENT                                                                              \
+    "(SELECT s.id FROM students s WHERE s.group_id = " JR_INT " AND s.name_key = %s"               \
+    " ORDER BY s.id LIMIT 1)"
 #define ENTRY_UPDATE_SET                                                                           \
-    "UPDATE entries SET student_name = %s, student_id = " JR_INT ", group_id = " JR_INT ","          \
+    "UPDATE entries SET student_name = %s, student_id = " ENTRY_STUDENT ", group_id = " JR_INT ","  \
     " branch_id = " JR_INT ", description = %s, module_id = " JR_INT ", ai_status = %s,"
 #define ENTRY_UPDATE_WHERE " WHERE id = " JR_INT " AND deleted_at IS NULL" ENTRY_RETURNING
 
@@ -126,7 +131,7 @@
     X(ENTRY_INSERT,                                                                                \
       "INSERT INTO entries (student_name, student_id, group_id, branch_id, description,"           \
       " module_id, ai_status, created_at, updated_at, created_by, created_by_key)"                 \
-      " VALUES (%s, " JR_INT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT       \
+      " VALUES (%s, " ENTRY_STUDENT ", " JR_INT ", " JR_INT ", %s, " JR_INT ", %s, %s, %s, " JR_INT \
       ", " JR_INT ")" ENTRY_RETURNING)                                                                \
     /* SQLite: the later of the request's time and the statement's own clock, the one the      \
      * touch trigger (an AFTER trigger, unseen by RETURNING) would set when the time is the      \

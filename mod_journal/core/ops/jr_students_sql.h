@@ -61,8 +61,6 @@
       "UPDATE students SET name = %s, name_key = %s, group_id = " JR_INT ", notes = %s,"           \
       " updated_at = %s WHERE id = " JR_INT)                                                       \
     X(STUDENT_DELETE, "DELETE FROM students WHERE id = " JR_INT)                                   \
-    X(STUDENT_MATCH,                                                                               \
-      "SELECT id FROM students WHERE group_id = " JR_INT " AND name_key = %s ORDER BY id LIMIT 1") \
     /* end of JR_STUDENTS_STMTS */
 
 #endif
