@@ -124,7 +124,7 @@ static void sq_checkpoint(sqlite3 *conn, const char *schema, int inside)
  *
  * A passive one there let the WAL start over only in a moment without readers: under a
  * steady mixed load there was none, every commit checkpointed inside the queue (syncing both
- * files while every writer waited), and the WAL still grew without end (140 MB in the 10 s of
+ * files while every writer waited), and the WAL still grew without end (136 MB in the 10 s of
  * test_memory.py). A restart waits for the readers of older frames instead, briefly (about a
  * list's time under load); one that could not wait long enough is tried again once the WAL
  * has grown by a quarter of the threshold (docs/architecture.md §7.20). */
@@ -201,19 +201,16 @@ static apr_status_t sq_setup(void *native)
     sqlite3 *conn = native;
     char *msg = NULL;
     char sql[160];
-    int rc;
     /* The busy timeout covers writers in other threads and processes. Every pooled connection
      * of every child keeps a page cache of its own: its size bounds what the connections of a
      * child hold together (docs/operations.md, "Memory"). Numbers of our own configuration,
      * no text from outside. */
+    int rc, n = apr_snprintf(sql, sizeof(sql),
+                             "PRAGMA busy_timeout = %d; PRAGMA synchronous = NORMAL;",
+                             sqlite_busy_ms);
     if (sqlite_cache_kib) {
-        apr_snprintf(sql, sizeof(sql),
-                     "PRAGMA busy_timeout = %d; PRAGMA synchronous = NORMAL;"
-                     "PRAGMA cache_size = -%" APR_INT64_T_FMT ";",
-                     sqlite_busy_ms, (apr_int64_t)sqlite_cache_kib);
-    } else {
-        apr_snprintf(sql, sizeof(sql),
-                     "PRAGMA busy_timeout = %d; PRAGMA synchronous = NORMAL;", sqlite_busy_ms);
+        apr_snprintf(sql + n, sizeof(sql) - (size_t)n, "PRAGMA cache_size = -%" APR_INT64_T_FMT ";",
+                     (apr_int64_t)sqlite_cache_kib);
     }
     rc = sqlite3_exec(conn, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK || !sq_foreign_keys(conn)) {

@@ -5,6 +5,7 @@ same way (flock) to show that writers wait for it, readers do not, and a killed 
 it."""
 
 import concurrent.futures
+import contextlib
 import fcntl
 import os
 import signal
@@ -104,12 +105,21 @@ def start_writers(writer, n):
     return ts, results
 
 
-def test_writers_wait_for_the_lock_file_and_readers_do_not(server, writer):
-    assert writer(0)[0] == 201  # the lock file exists
-    path = lock_path(server)
-    fd = os.open(path, os.O_RDONLY)
+@contextlib.contextmanager
+def held_queue(server):
+    """The lock file held from here (flock) for the block; released however it ends."""
+    fd = os.open(lock_path(server), os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def test_writers_wait_for_the_lock_file_and_readers_do_not(server, writer):
+    assert writer(0)[0] == 201  # the lock file exists
+    with held_queue(server):
         ts, results = start_writers(writer, 2)
         # Well within the in-process wait (JournalSQLiteBusyTimeout, 5 s) of a second writer
         # of the same child.
@@ -118,9 +128,6 @@ def test_writers_wait_for_the_lock_file_and_readers_do_not(server, writer):
         r = requests.get(f"{server.base_url}/api/v1/entries/0", timeout=10,
                          headers={"X-Api-Key": "none"})
         assert r.status_code in (401, 404)  # a request that reads is answered meanwhile
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
     for t in ts:
         t.join(30)
     assert [s for s, _ in results] == [201, 201], results
@@ -154,15 +161,9 @@ def hold_queue_while_writing(server, writer, n, seconds):
     n exceeds the test profile's two children: in one of them a writer waits for its turn
     behind the one that waits for the file (JournalSQLiteBusyTimeout bounds that turn's wait;
     the file's own wait is the kernel's)."""
-    path = lock_path(server)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with held_queue(server):
         ts, results = start_writers(writer, n)
         time.sleep(seconds)
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
     for t in ts:
         t.join(60)
     return results
